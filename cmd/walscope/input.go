@@ -1,0 +1,232 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/xlog"
+)
+
+// input is the WAL a command reads, resolved from its arguments.
+type input struct {
+	src  xlog.Source
+	opts xlog.Options
+	// pgMode is set for pg_waldump's positional or -p form, where the end of
+	// the requested range ends the run silently, as pg_waldump does.
+	pgMode bool
+}
+
+// walFlags are the input-selecting flags shared by dump and later commands.
+func walFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "start", Aliases: []string{"s"}, Usage: "start reading at WAL location `RECPTR`"},
+		&cli.StringFlag{Name: "end", Aliases: []string{"e"}, Usage: "stop reading at WAL location `RECPTR`"},
+		&cli.StringFlag{Name: "timeline", Aliases: []string{"t"}, Usage: "timeline `TLI` to read (decimal or 0x hex)"},
+		&cli.StringFlag{Name: "path", Aliases: []string{"p"}, Usage: "directory in which to find WAL segment files (pg_waldump's form)"},
+	}
+}
+
+// resolveInput turns the arguments into a source and reader options. Forms:
+//
+//	-p DIR [STARTSEG [ENDSEG]]   pg_waldump's form: one timeline, silent end
+//	FILE [FILE]                 pg_waldump's STARTSEG [ENDSEG] form
+//	DIR | FILE FILE FILE...     walscope's form: timelines followed from history
+func resolveInput(c *cli.Context) (*input, error) {
+	in := &input{}
+	var err error
+	if s := c.String("start"); s != "" {
+		if in.opts.Start, err = xlog.ParseLSN(s); err != nil {
+			return nil, usageErr("invalid WAL location: %q", s)
+		}
+	}
+	if s := c.String("end"); s != "" {
+		if in.opts.End, err = xlog.ParseLSN(s); err != nil {
+			return nil, usageErr("invalid WAL location: %q", s)
+		}
+	}
+	if s := c.String("timeline"); s != "" {
+		t, err := strconv.ParseUint(s, 0, 32)
+		if err != nil || t == 0 {
+			return nil, usageErr("invalid value %q for option -t/--timeline", s)
+		}
+		in.opts.Timeline = xlog.TimeLineID(t)
+	}
+	args := c.Args().Slice()
+	dir := c.String("path")
+
+	if dir == "" && len(args) == 1 {
+		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+			return in.directory(args[0])
+		}
+	}
+	if dir != "" || len(args) == 1 || len(args) == 2 {
+		return in.pgWaldump(dir, args)
+	}
+	if len(args) == 0 {
+		return nil, usageErr("no arguments specified")
+	}
+	// Several paths: directories are read whole, files as a list.
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, usageErr("could not open %q: %v", a, err)
+		}
+		if st.IsDir() {
+			ents, err := os.ReadDir(a)
+			if err != nil {
+				return nil, usageErr("could not open directory %q: %v", a, err)
+			}
+			for _, e := range ents {
+				files = append(files, filepath.Join(a, e.Name()))
+			}
+			continue
+		}
+		files = append(files, a)
+	}
+	src, err := xlog.NewFileSource(keepWAL(files))
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	in.src = src
+	in.opts.FollowHistory = true
+	return in, nil
+}
+
+func keepWAL(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		b := filepath.Base(p)
+		if _, _, err := xlog.ParseSegmentName(b); err == nil || strings.HasSuffix(b, ".history") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (in *input) directory(dir string) (*input, error) {
+	src, err := xlog.OpenDir(dir)
+	if err != nil {
+		return nil, usageErr("could not open directory %q: %v", dir, err)
+	}
+	in.src = src
+	in.opts.FollowHistory = true
+	return in, nil
+}
+
+// pgWaldump resolves pg_waldump's -p DIR and STARTSEG [ENDSEG] form
+// (src/bin/pg_waldump/pg_waldump.c, main).
+func (in *input) pgWaldump(dir string, args []string) (*input, error) {
+	in.pgMode = true
+	if len(args) > 2 {
+		return nil, usageErr("too many command-line arguments (first is %q)", args[2])
+	}
+	if len(args) == 0 {
+		if dir == "" {
+			return nil, usageErr("no arguments specified")
+		}
+		if in.opts.Start == 0 {
+			// walscope extension: -p DIR alone reads the whole directory on
+			// the given (default 1) timeline.
+			in.pgMode = false
+		}
+		src, err := xlog.OpenDir(dir)
+		if err != nil {
+			return nil, usageErr("could not open directory %q: %v", dir, err)
+		}
+		in.src = src
+		if in.opts.Timeline == 0 {
+			in.opts.Timeline = 1
+		}
+		return in, nil
+	}
+	startDir, startName := filepath.Split(args[0])
+	if dir == "" {
+		dir = startDir
+		if dir == "" {
+			dir = "."
+		}
+	}
+	src, err := xlog.OpenDir(dir)
+	if err != nil {
+		return nil, usageErr("could not open directory %q: %v", dir, err)
+	}
+	in.src = src
+	name, _, err := xlog.ParseSegmentName(startName)
+	if err != nil {
+		return nil, usageErr("could not locate WAL file %q", startName)
+	}
+	if !hasFile(src, startName) {
+		return nil, usageErr("could not locate WAL file %q", startName)
+	}
+	segSize, err := segmentSizeOf(src, startName)
+	if err != nil {
+		return nil, err
+	}
+	in.opts.Timeline = name.TLI
+	segno := name.SegNo(segSize)
+	ss := xlog.LSN(segSize)
+	if in.opts.Start == 0 {
+		in.opts.Start = xlog.LSN(segno) * ss
+	} else if uint64(in.opts.Start)/uint64(segSize) != segno {
+		return nil, usageErr("start WAL location %s is not inside file %q", in.opts.Start, startName)
+	}
+	endSeg := segno
+	if len(args) == 2 {
+		_, endName := filepath.Split(args[1])
+		en, _, err := xlog.ParseSegmentName(endName)
+		if err != nil || !hasFile(src, endName) {
+			return nil, usageErr("could not open file %q", endName)
+		}
+		in.opts.Timeline = en.TLI
+		endSeg = en.SegNo(segSize)
+		if endSeg < segno {
+			return nil, usageErr("ENDSEG %s is before STARTSEG %s", args[1], args[0])
+		}
+	}
+	if in.opts.End == 0 {
+		in.opts.End = xlog.LSN(endSeg+1) * ss
+	}
+	if uint64(in.opts.End)/uint64(segSize) != endSeg && in.opts.End != xlog.LSN(endSeg+1)*ss {
+		return nil, usageErr("end WAL location %s is not inside file %q", in.opts.End, filepath.Base(args[len(args)-1]))
+	}
+	return in, nil
+}
+
+func hasFile(src xlog.Source, base string) bool {
+	for _, f := range src.Segments() {
+		if filepath.Base(f.Path) == base {
+			return true
+		}
+	}
+	return false
+}
+
+// segmentSizeOf reads the segment size from the long header of the named file.
+func segmentSizeOf(src xlog.Source, base string) (uint32, error) {
+	for _, f := range src.Segments() {
+		if filepath.Base(f.Path) != base {
+			continue
+		}
+		fh, err := src.Open(f)
+		if err != nil {
+			return 0, usageErr("could not open file %q: %v", base, err)
+		}
+		defer fh.Close()
+		var b [xlog.LongPageHeaderSize]byte
+		if n, err := fh.ReadAt(b[:], 0); n < len(b) {
+			return 0, &exitError{code: exitProblem, msg: fmt.Sprintf("could not read file %q: read %d of %d (%v)", base, n, len(b), err)}
+		}
+		h, _ := xlog.ParsePageHeader(b[:])
+		if !xlog.ValidSegmentSize(h.SegmentSize) {
+			return 0, &exitError{code: exitProblem, msg: fmt.Sprintf("invalid WAL segment size in WAL file %q (%d byte(s))", base, h.SegmentSize)}
+		}
+		return h.SegmentSize, nil
+	}
+	return 0, errors.New("not found")
+}

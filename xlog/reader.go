@@ -1,0 +1,570 @@
+package xlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Options control a Reader.
+type Options struct {
+	// Start is where reading begins: the first valid record at or after it is
+	// the first one returned (XLogFindNextRecord). Zero means the start of the
+	// first segment of the stream.
+	Start LSN
+	// End, if not zero, stops reading silently before the first record that
+	// does not end at or before it, as pg_waldump's -e and ENDSEG do.
+	End LSN
+	// Timeline selects the files read. With FollowHistory unset, only files of
+	// this timeline are read, as pg_waldump does (0 means 1). With
+	// FollowHistory set, the timeline's history is followed from the start,
+	// switching timelines at the switch points as recovery does; Timeline 0
+	// then means the newest timeline present.
+	Timeline      TimeLineID
+	FollowHistory bool
+	// MaxRecordSize bounds xl_tot_len; 0 means MaxRecordSize.
+	MaxRecordSize uint32
+}
+
+// Reader reads the records of one WAL stream in order, validating every page
+// header and record as PostgreSQL's xlogreader does
+// (src/backend/access/transam/xlogreader.c).
+//
+// Next returns io.EOF when the requested range or the available files end,
+// and a *Error for anything else, including the usual ends of written WAL
+// (see IsEndOfWAL). Errors are sticky. A Reader is not safe for concurrent use.
+type Reader struct {
+	src  Source
+	opts Options
+
+	// Geometry and identity, from the first segment's long header.
+	version  Version
+	segSize  uint32
+	pageSize uint32
+	sysID    uint64
+
+	plan  []Timeline
+	index map[SegmentName][]SegmentFile // plain file first, then .partial
+	// maxSegNo is the highest segment number present on a timeline of the
+	// plan: a missing segment below it is a gap, above it the end of WAL.
+	maxSegNo uint64
+
+	// Current segment file and its read window.
+	seg       segment
+	win       []byte
+	winStart  int64
+	winLen    int
+	winLoaded bool
+
+	// Current validated page.
+	pagePtr   LSN
+	page      []byte
+	pageValid bool
+
+	// xlogreader's latestPagePtr / latestPageTLI, for the timeline check.
+	latestPagePtr LSN
+	latestPageTLI TimeLineID
+
+	next     LSN // NextRecPtr
+	prev     LSN // DecodeRecPtr: last record decoded, InvalidLSN after positioning
+	lastLSN  LSN // ReadRecPtr: last record returned
+	started  bool
+	aborted  LSN // overwrittenRecPtr of the record being returned
+	recBuf   []byte
+	rec      Record
+	err      error
+	endLSN   LSN
+	endCause error
+}
+
+type segment struct {
+	open    bool
+	segno   uint64
+	tli     TimeLineID
+	file    SegmentFile
+	f       File
+	name    string
+	partial bool
+}
+
+// NewReader returns a reader over the stream in src. It reads the first
+// segment's long page header to learn the version, segment size and page size.
+func NewReader(src Source, opts Options) (*Reader, error) {
+	r := &Reader{src: src, opts: opts}
+	if r.opts.MaxRecordSize == 0 {
+		r.opts.MaxRecordSize = MaxRecordSize
+	}
+	files := src.Segments()
+	if len(files) == 0 {
+		return nil, ErrNoSegments
+	}
+	// Choose the target timeline and its history.
+	target := opts.Timeline
+	if opts.FollowHistory {
+		if target == 0 {
+			for _, f := range files {
+				target = max(target, f.Name.TLI)
+			}
+			for t := range src.Histories() {
+				target = max(target, t)
+			}
+		}
+		var hist []HistoryEntry
+		if path, ok := src.Histories()[target]; ok && target > 1 {
+			text, err := readSmallFile(path)
+			if err != nil {
+				return nil, err
+			}
+			if hist, err = ParseHistory(text, target); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		r.plan = TimelinePlan(target, hist)
+	} else {
+		if target == 0 {
+			target = 1
+		}
+		r.plan = []Timeline{{TLI: target}}
+	}
+	onPlan := func(t TimeLineID) bool {
+		for _, p := range r.plan {
+			if p.TLI == t {
+				return true
+			}
+		}
+		return false
+	}
+	// The geometry comes from the first file of the plan; pg_waldump takes
+	// the first file it finds in the same way.
+	var first *SegmentFile
+	for i := range files {
+		if onPlan(files[i].Name.TLI) {
+			first = &files[i]
+			break
+		}
+	}
+	if first == nil {
+		return nil, fmt.Errorf("%w on timeline %d", ErrNoSegments, target)
+	}
+	if err := r.readGeometry(*first); err != nil {
+		return nil, err
+	}
+	r.index = make(map[SegmentName][]SegmentFile, len(files))
+	minSeg := ^uint64(0)
+	for _, f := range files {
+		r.index[f.Name] = append(r.index[f.Name], f)
+		if onPlan(f.Name.TLI) {
+			s := f.Name.SegNo(r.segSize)
+			if !f.Partial || true {
+				r.maxSegNo = max(r.maxSegNo, s)
+			}
+			if r.isCandidate(f.Name.TLI, s) {
+				minSeg = min(minSeg, s)
+			}
+		}
+	}
+	if r.opts.Start == 0 {
+		if minSeg == ^uint64(0) {
+			minSeg = first.Name.SegNo(r.segSize)
+		}
+		r.opts.Start = LSN(minSeg * uint64(r.segSize))
+	}
+	winSize := min(r.segSize, 16<<20)
+	r.win = make([]byte, winSize)
+	return r, nil
+}
+
+func (r *Reader) isCandidate(tli TimeLineID, segno uint64) bool {
+	for _, t := range candidates(r.plan, segno, r.segSize) {
+		if t == tli {
+			return true
+		}
+	}
+	return false
+}
+
+func readSmallFile(path string) (string, error) {
+	b, err := readFileLimited(path, 1<<20)
+	return string(b), err
+}
+
+// readGeometry reads the long header of f's first page.
+func (r *Reader) readGeometry(sf SegmentFile) error {
+	f, err := r.src.Open(sf)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var buf [LongPageHeaderSize]byte
+	n, err := f.ReadAt(buf[:], 0)
+	name := sf.Name.String()
+	if n < LongPageHeaderSize {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return &Error{File: sf.Path, Err: fmt.Errorf("%w: %w", ErrBadSegmentHeader, err),
+			Msg: fmt.Sprintf("could not read file \"%s\": read %d of %d", name, n, LongPageHeaderSize)}
+	}
+	h, _ := ParsePageHeader(buf[:])
+	v, ok := VersionFromMagic(h.Magic)
+	if !ok {
+		return &Error{File: sf.Path, Err: ErrMagic,
+			Msg: fmt.Sprintf("WAL file \"%s\" has unknown page magic %04X", name, h.Magic)}
+	}
+	if !h.Long() {
+		return &Error{File: sf.Path, Err: ErrBadSegmentHeader,
+			Msg: fmt.Sprintf("WAL file \"%s\" does not start with a long page header (info bits %04X)", name, uint16(h.Info))}
+	}
+	if !ValidSegmentSize(h.SegmentSize) {
+		msg := fmt.Sprintf("WAL segment size must be a power of two between 1 MB and 1 GB, but the WAL file \"%s\" header specifies %d byte(s)", name, h.SegmentSize)
+		if v >= V16 {
+			msg = fmt.Sprintf("invalid WAL segment size in WAL file \"%s\" (%d byte(s))", name, h.SegmentSize)
+		}
+		return &Error{File: sf.Path, Err: ErrSegmentSize, Msg: msg}
+	}
+	if !ValidPageSize(h.PageSize) || h.SegmentSize%h.PageSize != 0 {
+		return &Error{File: sf.Path, Err: ErrPageSize,
+			Msg: fmt.Sprintf("WAL file \"%s\" header specifies an invalid XLOG_BLCKSZ of %d bytes", name, h.PageSize)}
+	}
+	r.version, r.segSize, r.pageSize, r.sysID = v, h.SegmentSize, h.PageSize, h.SystemID
+	return nil
+}
+
+// Version is the PostgreSQL major version that wrote the stream.
+func (r *Reader) Version() Version { return r.version }
+
+// SegmentSize is the stream's segment size in bytes.
+func (r *Reader) SegmentSize() uint32 { return r.segSize }
+
+// PageSize is the stream's XLOG_BLCKSZ.
+func (r *Reader) PageSize() uint32 { return r.pageSize }
+
+// SystemID is the database system identifier from the long page headers.
+func (r *Reader) SystemID() uint64 { return r.sysID }
+
+// Start is where reading began (after Options.Start defaulted).
+func (r *Reader) Start() LSN { return r.opts.Start }
+
+// LastLSN is the start of the last record returned (pg_waldump's ReadRecPtr).
+func (r *Reader) LastLSN() LSN { return r.lastLSN }
+
+// EndLSN is where the WAL read ended: the end of the last record returned,
+// which is where the next record would have started.
+func (r *Reader) EndLSN() LSN { return r.next }
+
+// Timelines returns the timelines the reader follows, oldest first.
+func (r *Reader) Timelines() []Timeline { return r.plan }
+
+// Close closes the current segment file.
+func (r *Reader) Close() error {
+	if r.seg.open {
+		r.seg.open = false
+		return r.seg.f.Close()
+	}
+	return nil
+}
+
+// Records returns a single-use iterator over the records; it yields at most one
+// non-nil error, as its final pair, and never io.EOF.
+func (r *Reader) Records() func(yield func(*Record, error) bool) {
+	return func(yield func(*Record, error) bool) {
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Next returns the next record. The record and its Raw bytes are valid until
+// the next call.
+func (r *Reader) Next() (*Record, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	var rec *Record
+	var err error
+	if !r.started {
+		rec, err = r.findFirst()
+		r.started = true
+	} else {
+		rec, err = r.readRecord(r.next, false)
+	}
+	if err != nil {
+		if errors.Is(err, ErrEndOfRange) {
+			err = io.EOF
+		}
+		r.err = err
+		return nil, err
+	}
+	r.lastLSN = rec.LSN
+	return rec, nil
+}
+
+// findFirst mirrors XLogFindNextRecord: skip continuation data at the start
+// page, then read forward to the first record at or after Start.
+func (r *Reader) findFirst() (*Record, error) {
+	start := r.opts.Start
+	tmp := start
+	for {
+		off := uint32(tmp % LSN(r.pageSize))
+		pagePtr := tmp - LSN(off)
+		page, err := r.readPage(pagePtr, int(off))
+		if err != nil {
+			return nil, r.notFound(start, err)
+		}
+		h, _ := ParsePageHeader(page)
+		hs := h.Size()
+		if h.Info&PageFirstIsContRecord != 0 {
+			if Maxalign(h.RemLen) >= r.pageSize-uint32(hs) {
+				tmp = pagePtr + LSN(r.pageSize)
+				continue
+			}
+			tmp = pagePtr + LSN(hs) + LSN(Maxalign(h.RemLen))
+		} else {
+			tmp = pagePtr + LSN(hs)
+		}
+		break
+	}
+	randAccess := true
+	for {
+		rec, err := r.readRecord(tmp, randAccess)
+		if err != nil {
+			return nil, r.notFound(start, err)
+		}
+		randAccess = false
+		if rec.LSN >= start {
+			return rec, nil
+		}
+		tmp = r.next
+	}
+}
+
+func (r *Reader) notFound(start LSN, err error) error {
+	if err == io.EOF || errors.Is(err, ErrEndOfRange) || IsEndOfWAL(err) {
+		return err
+	}
+	e := &Error{LSN: start, Msg: fmt.Sprintf("could not find a valid record after %s", start),
+		Err: fmt.Errorf("%w: %w", ErrNoValidRecord, err)}
+	if xe, ok := errors.AsType[*Error](err); ok {
+		e.File, e.Offset, e.LSN = xe.File, xe.Offset, xe.LSN
+		e.Msg += ": " + xe.Msg
+	}
+	return e
+}
+
+// readRecord mirrors XLogDecodeNextRecord: it reads the record starting at
+// recPtr (or at the first record of the page, if recPtr is a page start).
+func (r *Reader) readRecord(recPtr LSN, randAccess bool) (*Record, error) {
+	if !r.started || r.prev == InvalidLSN {
+		randAccess = true
+	}
+	r.aborted = InvalidLSN
+restart:
+	ps := LSN(r.pageSize)
+	targetPagePtr := recPtr - recPtr%ps
+	targetRecOff := uint32(recPtr % ps)
+	page, err := r.readPage(targetPagePtr, int(min(targetRecOff+RecordHeaderSize, r.pageSize)))
+	if err != nil {
+		return nil, err
+	}
+	h, _ := ParsePageHeader(page)
+	hs := uint32(h.Size())
+	if targetRecOff == 0 {
+		recPtr += LSN(hs)
+		targetRecOff = hs
+	} else if targetRecOff < hs {
+		msg := fmt.Sprintf("invalid record offset at %s", recPtr)
+		if r.version >= V16 {
+			msg = fmt.Sprintf("invalid record offset at %s: expected at least %d, got %d", recPtr, hs, targetRecOff)
+		}
+		return nil, r.fail(ErrRecordOffset, recPtr, msg)
+	}
+	if h.Info&PageFirstIsContRecord != 0 && targetRecOff == hs {
+		return nil, r.fail(ErrContRecordRequest, recPtr, fmt.Sprintf("contrecord is requested by %s", recPtr))
+	}
+	if int(targetRecOff)+4 > len(page) {
+		return nil, r.truncated(targetPagePtr, len(page))
+	}
+	totalLen := binary.LittleEndian.Uint32(page[targetRecOff:])
+	gotHeader := false
+	if targetRecOff <= r.pageSize-RecordHeaderSize {
+		if int(targetRecOff)+RecordHeaderSize > len(page) {
+			return nil, r.truncated(targetPagePtr, len(page))
+		}
+		if err := r.validateHeader(recPtr, page[targetRecOff:targetRecOff+RecordHeaderSize], randAccess); err != nil {
+			return nil, err
+		}
+		gotHeader = true
+	} else if totalLen < RecordHeaderSize {
+		return nil, r.badLength(recPtr, totalLen)
+	}
+	if totalLen > r.opts.MaxRecordSize {
+		return nil, r.fail(ErrRecordLength, recPtr, fmt.Sprintf("record length %d at %s too long", totalLen, recPtr))
+	}
+	var raw []byte
+	startSeg := r.seg
+	avail := r.pageSize - targetRecOff
+	if totalLen > avail {
+		// The record continues on following pages: reassemble it.
+		r.recBuf = append(r.recBuf[:0], page[targetRecOff:]...)
+		gotLen := avail
+		var remLen uint32
+		for gotLen < totalLen {
+			targetPagePtr += ps
+			page, err = r.readPage(targetPagePtr, int(min(totalLen-gotLen+ShortPageHeaderSize, r.pageSize)))
+			if err != nil {
+				return nil, err
+			}
+			ph, _ := ParsePageHeader(page)
+			if ph.Info&PageFirstIsOverwriteContRecord != 0 {
+				// The rest of this record was lost and overwritten: restart at
+				// this page, keeping prev (the OVERWRITE_CONTRECORD record's
+				// xl_prev skips the aborted record).
+				r.aborted = recPtr
+				recPtr = targetPagePtr
+				goto restart
+			}
+			if ph.Info&PageFirstIsContRecord == 0 {
+				return nil, r.failAt(ErrNoContRecord, targetPagePtr, recPtr, fmt.Sprintf("there is no contrecord flag at %s", recPtr))
+			}
+			if ph.RemLen == 0 || totalLen != ph.RemLen+gotLen {
+				return nil, r.failAt(ErrContRecordLength, targetPagePtr, recPtr,
+					fmt.Sprintf("invalid contrecord length %d (expected %d) at %s", ph.RemLen, int64(totalLen)-int64(gotLen), recPtr))
+			}
+			phs := uint32(ph.Size())
+			n := min(r.pageSize-phs, ph.RemLen)
+			if int(phs+n) > len(page) {
+				return nil, r.truncated(targetPagePtr, len(page))
+			}
+			r.recBuf = append(r.recBuf, page[phs:phs+n]...)
+			gotLen += n
+			remLen = ph.RemLen
+			if !gotHeader && gotLen >= RecordHeaderSize {
+				if err := r.validateHeader(recPtr, r.recBuf[:RecordHeaderSize], randAccess); err != nil {
+					return nil, err
+				}
+				gotHeader = true
+			}
+			if !gotHeader {
+				continue
+			}
+		}
+		raw = r.recBuf[:totalLen:totalLen]
+		ph, _ := ParsePageHeader(page)
+		r.next = targetPagePtr + LSN(ph.Size()) + LSN(Maxalign(remLen))
+	} else {
+		page, err = r.readPage(targetPagePtr, int(min(targetRecOff+totalLen, r.pageSize)))
+		if err != nil {
+			return nil, err
+		}
+		if int(targetRecOff+totalLen) > len(page) {
+			return nil, r.truncated(targetPagePtr, len(page))
+		}
+		raw = page[targetRecOff : targetRecOff+totalLen : targetRecOff+totalLen]
+		r.next = recPtr + LSN(Maxalign(totalLen))
+	}
+	hdr := ParseRecordHeader(raw)
+	if RecordCRC(raw) != hdr.CRC {
+		return nil, r.fail(ErrChecksum, recPtr, fmt.Sprintf("incorrect resource manager data checksum in record at %s", recPtr))
+	}
+	if hdr.Rmid == RmgrXLOG && hdr.Info&RmgrInfoMask == xlogSwitch {
+		// Pretend the record extends to the end of the segment.
+		ss := LSN(r.segSize)
+		r.next += ss - 1
+		r.next -= r.next % ss
+	}
+	r.prev = recPtr
+	r.rec = Record{
+		LSN:      recPtr,
+		EndLSN:   r.next,
+		Header:   hdr,
+		Raw:      raw,
+		TLI:      startSeg.tli,
+		Version:  r.version,
+		PageSize: r.pageSize,
+		SegSize:  r.segSize,
+		Segment:  startSeg.name,
+		Aborted:  r.aborted,
+	}
+	return &r.rec, nil
+}
+
+// validateHeader mirrors ValidXLogRecordHeader.
+func (r *Reader) validateHeader(recPtr LSN, b []byte, randAccess bool) error {
+	h := ParseRecordHeader(b)
+	if h.TotLen < RecordHeaderSize {
+		return r.badLength(recPtr, h.TotLen)
+	}
+	if !h.Rmid.Valid(r.version) {
+		return r.fail(ErrRmgrID, recPtr, fmt.Sprintf("invalid resource manager ID %d at %s", h.Rmid, recPtr))
+	}
+	if randAccess {
+		if !(h.Prev < recPtr) {
+			return r.fail(ErrPrevLink, recPtr, fmt.Sprintf("record with incorrect prev-link %s at %s", h.Prev, recPtr))
+		}
+	} else if h.Prev != r.prev {
+		return r.fail(ErrPrevLink, recPtr, fmt.Sprintf("record with incorrect prev-link %s at %s", h.Prev, recPtr))
+	}
+	return nil
+}
+
+func (r *Reader) badLength(recPtr LSN, totalLen uint32) error {
+	msg := fmt.Sprintf("invalid record length at %s: wanted %d, got %d", recPtr, RecordHeaderSize, totalLen)
+	if r.version >= V16 {
+		msg = fmt.Sprintf("invalid record length at %s: expected at least %d, got %d", recPtr, RecordHeaderSize, totalLen)
+	}
+	sentinel := ErrRecordLength
+	if totalLen == 0 {
+		sentinel = ErrZeroLength
+	}
+	return r.fail(sentinel, recPtr, msg)
+}
+
+// fail builds a positioned error for a problem at lsn.
+func (r *Reader) fail(sentinel error, lsn LSN, msg string) *Error {
+	return r.failAt(sentinel, lsn, lsn, msg)
+}
+
+// failAt builds a positioned error found at position at (whose file and offset
+// are reported) about the record or page at lsn.
+func (r *Reader) failAt(sentinel error, at, lsn LSN, msg string) *Error {
+	segno := uint64(at) / uint64(r.segSize)
+	name := NewSegmentName(r.readTLI(segno), segno, r.segSize).String()
+	if r.seg.open && r.seg.segno == segno {
+		name = r.seg.file.Path
+	}
+	_ = lsn
+	return &Error{
+		File:      name,
+		Offset:    int64(uint64(at) % uint64(r.segSize)),
+		LSN:       at,
+		RecordLSN: r.lastLSN,
+		Msg:       msg,
+		Err:       sentinel,
+	}
+}
+
+func (r *Reader) truncated(pagePtr LSN, have int) error {
+	if r.seg.partial {
+		// A .partial file is WAL still being received: its end is the end of
+		// the WAL available.
+		return io.EOF
+	}
+	return r.failAt(ErrTruncated, pagePtr+LSN(have), pagePtr,
+		fmt.Sprintf("could not read from file %s, offset %d: read %d of %d",
+			r.seg.name, uint64(pagePtr)%uint64(r.segSize), have, r.pageSize))
+}
+
+// readTLI is the timeline whose file name pg_waldump would use for segno.
+func (r *Reader) readTLI(segno uint64) TimeLineID {
+	if c := candidates(r.plan, segno, r.segSize); len(c) > 0 {
+		return c[0]
+	}
+	return r.plan[len(r.plan)-1].TLI
+}

@@ -1,0 +1,85 @@
+package xlog
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Segment and page size limits (src/include/access/xlog_internal.h,
+// IsValidWalSegSize; configure's --with-wal-blocksize).
+const (
+	MinSegmentSize = 1 << 20
+	MaxSegmentSize = 1 << 30
+	MinPageSize    = 1 << 10
+	MaxPageSize    = 1 << 16
+)
+
+// ValidSegmentSize reports whether n is a segment size PostgreSQL allows.
+func ValidSegmentSize(n uint32) bool {
+	return n >= MinSegmentSize && n <= MaxSegmentSize && n&(n-1) == 0
+}
+
+// ValidPageSize reports whether n is an XLOG_BLCKSZ PostgreSQL allows.
+func ValidPageSize(n uint32) bool {
+	return n >= MinPageSize && n <= MaxPageSize && n&(n-1) == 0
+}
+
+// SegmentName is a WAL file name, TTTTTTTTXXXXXXXXYYYYYYYY
+// (XLogFileName in src/include/access/xlog_internal.h). The name alone does not
+// fix the segment size, so conversions to segment numbers take it.
+type SegmentName struct {
+	TLI      TimeLineID
+	Log, Seg uint32
+}
+
+// ParseSegmentName parses the 24 upper-case hex digits of a segment file name.
+// A ".partial" suffix is accepted and reported.
+func ParseSegmentName(name string) (n SegmentName, partial bool, err error) {
+	base, partial := strings.CutSuffix(name, ".partial")
+	if !IsSegmentName(base) {
+		return n, false, fmt.Errorf("%w: WAL file name %q", ErrSyntax, name)
+	}
+	t, _ := strconv.ParseUint(base[0:8], 16, 32)
+	l, _ := strconv.ParseUint(base[8:16], 16, 32)
+	s, _ := strconv.ParseUint(base[16:24], 16, 32)
+	return SegmentName{TimeLineID(t), uint32(l), uint32(s)}, partial, nil
+}
+
+// IsSegmentName reports whether name is exactly 24 upper-case hex digits
+// (IsXLogFileName).
+func IsSegmentName(name string) bool {
+	if len(name) != 24 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// SegNo returns the segment number the name stands for with segments of segSize bytes.
+func (n SegmentName) SegNo(segSize uint32) uint64 {
+	return uint64(n.Log)*segsPerXLogID(segSize) + uint64(n.Seg)
+}
+
+// NewSegmentName returns the name of segment segno of timeline tli.
+func NewSegmentName(tli TimeLineID, segno uint64, segSize uint32) SegmentName {
+	per := segsPerXLogID(segSize)
+	return SegmentName{tli, uint32(segno / per), uint32(segno % per)}
+}
+
+func (n SegmentName) String() string {
+	return fmt.Sprintf("%08X%08X%08X", uint32(n.TLI), n.Log, n.Seg)
+}
+
+func segsPerXLogID(segSize uint32) uint64 { return 0x100000000 / uint64(segSize) }
+
+// TimeLineID is a timeline, TimeLineID (src/include/access/xlogdefs.h).
+type TimeLineID uint32
+
+// XID is a TransactionId.
+type XID uint32
