@@ -112,7 +112,13 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 		}
 		var hist []HistoryEntry
 		if path, ok := src.Histories()[target]; ok && target > 1 {
-			text, err := readSmallFile(path)
+			var text string
+			var err error
+			if hr, ok := src.(historyReader); ok {
+				text, err = hr.ReadHistory(path)
+			} else {
+				text, err = readSmallFile(path)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,75 @@
+package xlog
+
+import (
+	"bytes"
+	"io/fs"
+	"sort"
+)
+
+// MemSource is a Source over segment files held in memory, keyed by file
+// name (24 hex digits, optionally ".partial"; or "TTTTTTTT.history").
+type MemSource struct {
+	files     []SegmentFile
+	data      map[string][]byte
+	histories map[TimeLineID]string
+}
+
+// NewMemSource indexes files; names that are neither segment nor history file
+// names are ignored.
+func NewMemSource(files map[string][]byte) *MemSource {
+	s := &MemSource{data: map[string][]byte{}, histories: map[TimeLineID]string{}}
+	for name, b := range files {
+		if tli, ok := parseHistoryName(name); ok {
+			s.histories[tli] = name
+			s.data[name] = b
+			continue
+		}
+		n, partial, err := ParseSegmentName(name)
+		if err != nil {
+			continue
+		}
+		s.data[name] = b
+		s.files = append(s.files, SegmentFile{Name: n, Partial: partial, Path: name, Size: int64(len(b))})
+	}
+	sort.Slice(s.files, func(i, j int) bool {
+		a, b := s.files[i], s.files[j]
+		if a.Name != b.Name {
+			return a.Name.String() < b.Name.String()
+		}
+		return !a.Partial && b.Partial
+	})
+	return s
+}
+
+// Segments implements Source.
+func (s *MemSource) Segments() []SegmentFile { return s.files }
+
+// Histories implements Source. The paths it returns are keys for ReadHistory.
+func (s *MemSource) Histories() map[TimeLineID]string { return s.histories }
+
+// Open implements Source.
+func (s *MemSource) Open(f SegmentFile) (File, error) {
+	b, ok := s.data[f.Path]
+	if !ok {
+		return nil, fs.ErrNotExist
+	}
+	return nopCloser{bytes.NewReader(b)}, nil
+}
+
+// ReadHistory implements historyReader.
+func (s *MemSource) ReadHistory(path string) (string, error) {
+	b, ok := s.data[path]
+	if !ok {
+		return "", fs.ErrNotExist
+	}
+	return string(b), nil
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// historyReader is implemented by sources that read history files themselves.
+type historyReader interface {
+	ReadHistory(path string) (string, error)
+}
