@@ -107,6 +107,20 @@ func (r *Reader) openSegment(segno uint64) error {
 				Err: err, Msg: fmt.Sprintf("could not open file \"%s\": %v", sf.Path, err)}
 		}
 		r.seg = segment{open: true, segno: segno, tli: tli, file: sf, f: f, name: name.String(), partial: sf.Partial}
+		// The read window holds the whole segment up to 16 MiB, and never
+		// more than the file can fill.
+		want := int64(min(r.segSize, 16<<20))
+		if sf.Size > 0 && sf.Size < want {
+			ps := int64(r.pageSize)
+			want = (sf.Size + ps - 1) / ps * ps
+		}
+		if int64(cap(r.win)) < want || int64(len(r.win)) != want {
+			if int64(cap(r.win)) >= want {
+				r.win = r.win[:want]
+			} else {
+				r.win = make([]byte, want)
+			}
+		}
 		return nil
 	}
 	if segno > r.maxSegNo {

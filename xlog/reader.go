@@ -176,8 +176,6 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 		}
 		r.opts.Start = LSN(minSeg * uint64(r.segSize))
 	}
-	winSize := min(r.segSize, 16<<20)
-	r.win = make([]byte, winSize)
 	return r, nil
 }
 
@@ -418,6 +416,9 @@ restart:
 	avail := r.pageSize - targetRecOff
 	if totalLen > avail {
 		// The record continues on following pages: reassemble it.
+		if len(page) < int(r.pageSize) {
+			return nil, r.truncated(targetPagePtr, len(page))
+		}
 		r.recBuf = append(r.recBuf[:0], page[targetRecOff:]...)
 		gotLen := avail
 		var remLen uint32
