@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 )
 
 // Options control a Reader.
@@ -271,7 +272,7 @@ func (r *Reader) Close() error {
 
 // Records returns a single-use iterator over the records; it yields at most one
 // non-nil error, as its final pair, and never io.EOF.
-func (r *Reader) Records() func(yield func(*Record, error) bool) {
+func (r *Reader) Records() iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
 		for {
 			rec, err := r.Next()

@@ -206,11 +206,16 @@ func dumpAction(c *cli.Context) error {
 	var line []byte
 	shown := 0
 	var prevLSN xlog.LSN
+	first := true
 	for {
 		rec, err := r.Next()
 		if err != nil {
 			stdout.Flush()
 			return endOfRun(stderr, r, err, in.pgMode, quiet)
+		}
+		if first {
+			first = false
+			reportSkip(stdout, stderr, r, rec)
 		}
 		d, err := dec.Decode(rec, prevLSN)
 		prevLSN = rec.LSN
@@ -235,6 +240,27 @@ func dumpAction(c *cli.Context) error {
 		if limit > 0 && shown >= limit {
 			return nil
 		}
+	}
+}
+
+// reportSkip says, as pg_waldump does, that the start was not a record start
+// (nor a segment start). PostgreSQL 15 and earlier print it on stdout; 17 and
+// later (16 unverified) through pg_log_info on stderr.
+func reportSkip(stdout, stderr io.Writer, r *xlog.Reader, rec *xlog.Record) {
+	start := r.Start()
+	if rec.LSN == start || uint64(start)%uint64(r.SegmentSize()) == 0 {
+		return
+	}
+	n := uint32(rec.LSN - start)
+	unit := "bytes"
+	if n == 1 {
+		unit = "byte"
+	}
+	msg := fmt.Sprintf("first record is after %s, at %s, skipping over %d %s\n", start, rec.LSN, n, unit)
+	if r.Version() <= xlog.V15 {
+		io.WriteString(stdout, msg)
+	} else {
+		io.WriteString(stderr, "walscope: "+msg)
 	}
 }
 
