@@ -10,6 +10,7 @@ package rmgr
 import (
 	"fmt"
 
+	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -22,6 +23,10 @@ type Manager struct {
 	// for a record with this xl_info (the whole byte, flag bits included, as
 	// pg_waldump passes it to rm_identify), or "" where rm_identify returns NULL.
 	Identify func(v xlog.Version, info uint8) string
+
+	// Desc appends the description pg_waldump of rec.Version prints after the
+	// record type name (rm_desc), without allocating. Nil prints nothing.
+	Desc func(dst []byte, rec *decode.Record) []byte
 
 	// StatsBucket returns the --stats=record bucket of xl_info (0..15). Nil means
 	// info >> 4; the Transaction manager drops its HAS_INFO bit.
@@ -103,4 +108,20 @@ func StatsBucket(id xlog.RmgrID, info uint8) uint8 {
 		return m.StatsBucket(info)
 	}
 	return info >> 4
+}
+
+// AppendDesc appends the resource manager's description of rec, the text
+// pg_waldump prints after the record type name and a space (rm_desc). An
+// unregistered custom resource manager prints "rmid: N", as pg_waldump's
+// default_desc does.
+func AppendDesc(dst []byte, rec *decode.Record) []byte {
+	m := Lookup(rec.Header.Rmid)
+	if m == nil {
+		dst = append(dst, "rmid: "...)
+		return appendUint(dst, uint64(rec.Header.Rmid))
+	}
+	if m.Desc == nil {
+		return dst
+	}
+	return m.Desc(dst, rec)
 }
