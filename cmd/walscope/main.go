@@ -44,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ErrWriter: stderr,
 		Commands: []*cli.Command{
 			dumpCommand(),
+			statsCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+
+	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/xlog"
+)
+
+func statsCommand() *cli.Command {
+	flags := append(walFlags(), filterFlags()...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "by", Value: "rmgr", Usage: "group by `KEY`: rmgr (pg_waldump --stats) or record (--stats=record)"},
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text (pg_waldump's table), json or csv"},
+	)
+	return &cli.Command{
+		Name:      "stats",
+		Usage:     "summarize WAL volume as pg_waldump --stats does",
+		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
+		Flags:     flags,
+		Action:    statsAction,
+	}
+}
+
+func statsAction(c *cli.Context) error {
+	var perRecord bool
+	switch c.String("by") {
+	case "rmgr":
+	case "record":
+		perRecord = true
+	default:
+		return usageErr("unrecognized value for option --by: %s", c.String("by"))
+	}
+	format := c.String("format")
+	if format != "text" && format != "json" && format != "csv" {
+		return usageErr("unrecognized value for option --format: %s", format)
+	}
+	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	defer stdout.Flush()
+	var st analyze.Stats
+	quiet := c.Bool("quiet")
+	return scanRecords(c, stdout, func(_ *decode.Decoder, d *decode.Record) error {
+		st.Add(d)
+		return nil
+	}, func(r *xlog.Reader) error {
+		if quiet {
+			return nil
+		}
+		st.Version = r.Version()
+		switch format {
+		case "json":
+			return export.WriteStatsJSON(stdout, &st, perRecord)
+		case "csv":
+			return export.WriteStatsCSV(stdout, &st, perRecord)
+		}
+		stdout.Write(export.AppendStatsTable(nil, &st, perRecord))
+		return nil
+	})
+}
