@@ -2,6 +2,7 @@ package xlog_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -253,5 +254,56 @@ func TestGapIsAnError(t *testing.T) {
 	_, err = readAll(t, xlog.NewMemSource(files), xlog.Options{})
 	if err != io.EOF {
 		t.Fatalf("err %v at the end of the last file, want io.EOF", err)
+	}
+}
+
+// TestOverwriteContrecord: a record whose continuation was lost and then
+// overwritten (XLP_FIRST_IS_OVERWRITE_CONTRECORD) is dropped, as xlogreader
+// drops it; the OVERWRITE_CONTRECORD record that follows is returned with the
+// aborted record's LSN, and its xl_prev skipping the aborted record is valid.
+func TestOverwriteContrecord(t *testing.T) {
+	w := xlogtest.NewWriter(xlog.V15, 8192, 1<<20, 1)
+	var lsns []xlog.LSN
+	for i := 0; i < 10; i++ {
+		l, _ := w.Record(xlog.RmgrLogicalMessage, 0, 1, xlogtest.MainData(1000))
+		lsns = append(lsns, l)
+	}
+	aborted, _ := w.Record(xlog.RmgrLogicalMessage, 0, 1, xlogtest.MainData(9000))
+	lost := (aborted/8192 + 1) * 8192
+	w.OverwriteFrom(lost, lsns[9])
+	body := append([]byte{255, 16}, make([]byte, 16)...)
+	binary.LittleEndian.PutUint64(body[2:], uint64(aborted))
+	over, _ := w.Record(xlog.RmgrXLOG, 0xD0, 0, body)
+	after, _ := w.Record(xlog.RmgrLogicalMessage, 0, 1, xlogtest.MainData(10))
+	r, err := xlog.NewReader(w.Source(), xlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []xlog.LSN
+	var abortedSeen xlog.LSN
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			if !xlog.IsEndOfWAL(err) {
+				t.Fatalf("error %v", err)
+			}
+			break
+		}
+		got = append(got, rec.LSN)
+		if rec.LSN == over {
+			abortedSeen = rec.Aborted
+		}
+	}
+	want := append(append([]xlog.LSN{}, lsns...), over, after)
+	if len(got) != len(want) {
+		t.Fatalf("records %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("record %d at %s, want %s", i, got[i], want[i])
+		}
+	}
+	if over != lost+xlog.ShortPageHeaderSize || abortedSeen != aborted {
+		t.Errorf("overwrite record at %s (page %s), reports aborted %s, want %s", over, lost, abortedSeen, aborted)
 	}
 }

@@ -19,10 +19,13 @@ type Writer struct {
 	TLI      xlog.TimeLineID
 	SystemID uint64
 
-	segs  map[uint64][]byte
-	pos   xlog.LSN // insert position (a record start, or a page start)
-	prev  xlog.LSN
-	first uint64
+	segs map[uint64][]byte
+	// overwriteAt marks the page whose header gets
+	// XLP_FIRST_IS_OVERWRITE_CONTRECORD (0: none).
+	overwriteAt xlog.LSN
+	pos         xlog.LSN // insert position (a record start, or a page start)
+	prev        xlog.LSN
+	first       uint64
 }
 
 // NewWriter returns a writer whose first record goes at the start of segment
@@ -64,6 +67,9 @@ func (w *Writer) pageHeader(p xlog.LSN, remLen uint32) uint32 {
 	}
 	if remLen > 0 {
 		info |= xlog.PageFirstIsContRecord
+	}
+	if p == w.overwriteAt {
+		info |= xlog.PageFirstIsOverwriteContRecord
 	}
 	binary.LittleEndian.PutUint16(b[0:], w.Version.Magic())
 	binary.LittleEndian.PutUint16(b[2:], uint16(info))
@@ -134,6 +140,18 @@ func (w *Writer) Append(rec []byte) xlog.LSN {
 	w.pos = xlog.Maxalign(p)
 	w.prev = lsn
 	return lsn
+}
+
+// OverwriteFrom simulates a crash that lost everything from page p on, the
+// middle of a record, followed by a restart that writes there again: the
+// stream from p to the end of its segment is zeroed, the next record goes at
+// p with prev as its xl_prev, and page p is flagged
+// XLP_FIRST_IS_OVERWRITE_CONTRECORD. Write the XLOG OVERWRITE_CONTRECORD
+// record next.
+func (w *Writer) OverwriteFrom(p, prev xlog.LSN) {
+	seg := w.seg(uint64(p) / uint64(w.SegSize))
+	clear(seg[uint64(p)%uint64(w.SegSize):])
+	w.pos, w.prev, w.overwriteAt = p, prev, p
 }
 
 // Switch appends an XLOG SWITCH record and moves to the next segment.
