@@ -29,6 +29,9 @@ func (r *Reader) readPage(pagePtr LSN, reqLen int) ([]byte, error) {
 	}
 	segno := uint64(pagePtr) / uint64(r.segSize)
 	pageOff := int64(uint64(pagePtr) % uint64(r.segSize))
+	if r.seg.open && r.seg.segno == segno && r.seg.bad != nil {
+		return nil, r.seg.bad
+	}
 	if !r.seg.open || r.seg.segno != segno {
 		if err := r.openSegment(segno); err != nil {
 			return nil, err
@@ -37,10 +40,14 @@ func (r *Reader) readPage(pagePtr LSN, reqLen int) ([]byte, error) {
 			// Whenever the reader enters a segment, it validates the first
 			// page too, for the long header's identification checks.
 			first, err := r.loadPage(0)
-			if err != nil {
-				return nil, err
+			if err == nil && len(first) < LongPageHeaderSize {
+				err = r.truncated(pagePtr-LSN(pageOff), len(first))
 			}
-			if err := r.validatePage(pagePtr-LSN(pageOff), first); err != nil {
+			if err == nil {
+				err = r.validatePage(pagePtr-LSN(pageOff), first)
+			}
+			if err != nil {
+				r.seg.bad = err
 				return nil, err
 			}
 		}
@@ -53,6 +60,10 @@ func (r *Reader) readPage(pagePtr LSN, reqLen int) ([]byte, error) {
 		return nil, r.truncated(pagePtr, len(page))
 	}
 	if err := r.validatePage(pagePtr, page); err != nil {
+		if pageOff == 0 {
+			// The first page identifies the whole file.
+			r.seg.bad = err
+		}
 		return nil, err
 	}
 	r.pagePtr, r.page, r.pageValid = pagePtr, page, true

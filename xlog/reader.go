@@ -67,16 +67,17 @@ type Reader struct {
 	latestPagePtr LSN
 	latestPageTLI TimeLineID
 
-	next     LSN // NextRecPtr
-	prev     LSN // DecodeRecPtr: last record decoded, InvalidLSN after positioning
-	lastLSN  LSN // ReadRecPtr: last record returned
-	started  bool
-	aborted  LSN // overwrittenRecPtr of the record being returned
-	recBuf   []byte
-	rec      Record
-	err      error
-	endLSN   LSN
-	endCause error
+	next    LSN // NextRecPtr
+	prev    LSN // DecodeRecPtr: last record decoded, InvalidLSN after positioning
+	lastLSN LSN // ReadRecPtr: last record returned
+	started bool
+	aborted LSN // overwrittenRecPtr of the record being returned
+	recBuf  []byte
+	rec     Record
+	err     error
+	// resyncFrom is where the next Resync starts after one that returned a
+	// file-level error (0: from the failure).
+	resyncFrom LSN
 }
 
 type segment struct {
@@ -87,6 +88,7 @@ type segment struct {
 	f       File
 	name    string
 	partial bool
+	bad     error // the first page failed validation: the file is unusable
 }
 
 // NewReader returns a reader over the stream in src. It reads the first

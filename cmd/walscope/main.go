@@ -45,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Commands: []*cli.Command{
 			dumpCommand(),
 			statsCommand(),
+			verifyCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/xlog"
+)
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check every page, record, prev link and segment, and report all problems",
+		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
+		Flags: append(walFlags(),
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
+			&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ of the cluster"},
+		),
+		Action: verifyAction,
+	}
+}
+
+// verifyAction exits 0 when everything checked is valid (a clean end of WAL
+// is valid), 1 when a problem was found, 2 for usage errors and unreadable
+// inputs.
+func verifyAction(c *cli.Context) error {
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return usageErr("unrecognized value for option --format: %s", format)
+	}
+	in, err := resolveInput(c)
+	if err != nil {
+		return err
+	}
+	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"))
+	if err != nil {
+		if xe, ok := errors.AsType[*xlog.Error](err); ok {
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("%s [file %s]", xe.Msg, xe.File)}
+		}
+		return readerSetupError(err)
+	}
+	out := bufio.NewWriter(c.App.Writer)
+	defer out.Flush()
+	if format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeVerifyText(out, rep)
+	}
+	out.Flush()
+	if !rep.OK() {
+		return &exitError{code: exitProblem}
+	}
+	return nil
+}
+
+func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
+	for _, p := range rep.Problems {
+		fmt.Fprintf(out, "%s: file %s, offset %d, LSN %s: %s", p.Class, p.File, p.Offset, p.LSNStr, p.Message)
+		if p.Resume != "" {
+			fmt.Fprintf(out, " (resumed at %s)", p.Resume)
+		}
+		fmt.Fprintln(out)
+	}
+	fmt.Fprintf(out, "PostgreSQL %d WAL, system identifier %d, %d-byte pages, %d-byte segments\n",
+		rep.Version, rep.SystemID, rep.PageSize, rep.SegmentSize)
+	fmt.Fprintf(out, "checked %d segments, %d records, %d record bytes\n", rep.Segments, rep.Records, rep.RecordBytes)
+	for _, t := range rep.Timelines {
+		fmt.Fprintf(out, "timeline %d: %s to %s, %d records\n", t.TLI, t.Start, t.End, t.Records)
+	}
+	if rep.End != nil {
+		fmt.Fprintf(out, "end of WAL at %s: %s\n", rep.End.LSNStr, rep.End.Message)
+	}
+	for _, p := range rep.AfterEnd {
+		fmt.Fprintf(out, "after the end: %s: file %s, offset %d: %s\n", p.Class, p.File, p.Offset, p.Message)
+	}
+	if len(rep.Problems) == 0 {
+		fmt.Fprintln(out, "no problems found")
+		return
+	}
+	classes := make([]string, 0, len(rep.ByClass))
+	for c := range rep.ByClass {
+		classes = append(classes, string(c))
+	}
+	sort.Strings(classes)
+	fmt.Fprintf(out, "%d problems:", len(rep.Problems))
+	for _, c := range classes {
+		fmt.Fprintf(out, " %s %d", c, rep.ByClass[analyze.Class(c)])
+	}
+	fmt.Fprintln(out)
+}
