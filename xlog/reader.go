@@ -541,19 +541,19 @@ func (r *Reader) fail(sentinel error, lsn LSN, msg string) *Error {
 	return r.failAt(sentinel, lsn, lsn, msg)
 }
 
-// failAt builds a positioned error found at position at (whose file and offset
-// are reported) about the record or page at lsn.
+// failAt builds a positioned error about the record or page at lsn (the LSN
+// PostgreSQL's message names), found in the file and at the offset of
+// position at.
 func (r *Reader) failAt(sentinel error, at, lsn LSN, msg string) *Error {
 	segno := uint64(at) / uint64(r.segSize)
 	name := NewSegmentName(r.readTLI(segno), segno, r.segSize).String()
 	if r.seg.open && r.seg.segno == segno {
 		name = r.seg.file.Path
 	}
-	_ = lsn
 	return &Error{
 		File:      name,
 		Offset:    int64(uint64(at) % uint64(r.segSize)),
-		LSN:       at,
+		LSN:       lsn,
 		RecordLSN: r.lastLSN,
 		Msg:       msg,
 		Err:       sentinel,
@@ -566,7 +566,7 @@ func (r *Reader) truncated(pagePtr LSN, have int) error {
 		// the WAL available.
 		return io.EOF
 	}
-	return r.failAt(ErrTruncated, pagePtr+LSN(have), pagePtr,
+	return r.failAt(ErrTruncated, pagePtr, pagePtr,
 		fmt.Sprintf("could not read from file %s, offset %d: read %d of %d",
 			r.seg.name, uint64(pagePtr)%uint64(r.segSize), have, r.pageSize))
 }

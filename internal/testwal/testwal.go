@@ -99,7 +99,7 @@ func Extract(tb testing.TB, s Set) string {
 	}
 	dst := filepath.Join(tmpRoot, strings.ReplaceAll(s.Name, "/", "_"))
 	for _, tarball := range []string{"archive.tar.zst", "ref.tar.zst"} {
-		if err := untarZstd(filepath.Join(s.Dir, tarball), dst); err != nil {
+		if err := UntarZstd(filepath.Join(s.Dir, tarball), dst); err != nil {
 			tb.Fatalf("extracting %s/%s: %v", s.Name, tarball, err)
 		}
 	}
@@ -107,7 +107,8 @@ func Extract(tb testing.TB, s Set) string {
 	return dst
 }
 
-func untarZstd(path, dst string) error {
+// UntarZstd unpacks a .tar.zst file into dst, refusing paths that leave it.
+func UntarZstd(path, dst string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
