@@ -232,3 +232,5 @@ done:
 	}
 	return rep, nil
 }
+
+func (c Class) String() string { return string(c) }

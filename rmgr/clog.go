@@ -21,4 +21,5 @@ var clogManager = Manager{
 	ID:       xlog.RmgrCLOG,
 	Name:     "CLOG",
 	Identify: func(_ xlog.Version, info uint8) string { return clogNames.masked(info) },
+	Desc:     clogDesc,
 }

@@ -33,4 +33,5 @@ var committsManager = Manager{
 		}
 		return committsNames10.unmasked(info)
 	},
+	Desc: committsDesc,
 }

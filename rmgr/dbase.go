@@ -32,4 +32,5 @@ var dbaseManager = Manager{
 		}
 		return dbaseNames10.masked(info)
 	},
+	Desc: dbaseDesc,
 }

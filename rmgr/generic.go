@@ -10,4 +10,5 @@ var genericManager = Manager{
 	ID:       xlog.RmgrGeneric,
 	Name:     "Generic",
 	Identify: func(xlog.Version, uint8) string { return "Generic" },
+	Desc:     genericDesc,
 }

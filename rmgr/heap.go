@@ -46,6 +46,7 @@ var (
 var heapManager = Manager{
 	ID:   xlog.RmgrHeap,
 	Name: "Heap",
+	Desc: heapDesc,
 	Identify: func(v xlog.Version, info uint8) string {
 		if v >= xlog.V11 {
 			return heapNames11.masked(info)

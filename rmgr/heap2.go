@@ -58,6 +58,7 @@ var (
 var heap2Manager = Manager{
 	ID:   xlog.RmgrHeap2,
 	Name: "Heap2",
+	Desc: heap2Desc,
 	Identify: func(v xlog.Version, info uint8) string {
 		switch {
 		case v >= xlog.V17:

@@ -14,4 +14,5 @@ var logicalmsgManager = Manager{
 	ID:       xlog.RmgrLogicalMessage,
 	Name:     "LogicalMessage",
 	Identify: func(_ xlog.Version, info uint8) string { return logicalmsgNames.masked(info) },
+	Desc:     logicalmsgDesc,
 }

@@ -18,4 +18,5 @@ var multixactManager = Manager{
 	ID:       xlog.RmgrMultiXact,
 	Name:     "MultiXact",
 	Identify: func(_ xlog.Version, info uint8) string { return multixactNames.masked(info) },
+	Desc:     multixactDesc,
 }

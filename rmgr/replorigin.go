@@ -20,4 +20,5 @@ var replOriginManager = Manager{
 	ID:       xlog.RmgrReplicationOrigin,
 	Name:     "ReplicationOrigin",
 	Identify: func(_ xlog.Version, info uint8) string { return replOriginNames.unmasked(info) },
+	Desc:     replOriginDesc,
 }

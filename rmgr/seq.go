@@ -13,4 +13,5 @@ var seqManager = Manager{
 	ID:       xlog.RmgrSequence,
 	Name:     "Sequence",
 	Identify: func(_ xlog.Version, info uint8) string { return seqNames.masked(info) },
+	Desc:     seqDesc,
 }

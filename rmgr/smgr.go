@@ -21,4 +21,5 @@ var smgrManager = Manager{
 	ID:       xlog.RmgrStorage,
 	Name:     "Storage",
 	Identify: func(_ xlog.Version, info uint8) string { return smgrNames.masked(info) },
+	Desc:     smgrDesc,
 }

@@ -16,4 +16,5 @@ var tblspcManager = Manager{
 	ID:       xlog.RmgrTablespace,
 	Name:     "Tablespace",
 	Identify: func(_ xlog.Version, info uint8) string { return tblspcNames.masked(info) },
+	Desc:     tblspcDesc,
 }

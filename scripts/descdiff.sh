@@ -7,7 +7,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${WALSCOPE_DESCDIFF_DIR:-/tmp/walscope-descdiff}
 mkdir -p "$work"
-go build -o "$work/walscope" "$root/cmd/walscope"
+run=$(mktemp -d)
+trap 'rm -rf "$run"' EXIT
+go build -o "$run/walscope" "$root/cmd/walscope"
 pattern=$(printf '%s\n' "$@" | sed 's/.*/^rmgr: &  */' | paste -sd'|')
 show=${SHOW:-5}
 for set in "$root"/fixtures/*/ "$root"/../shared/corpora/*/; do
@@ -20,9 +22,9 @@ for set in "$root"/fixtures/*/ "$root"/../shared/corpora/*/; do
     first=$(echo "$segs" | head -1); last=$(echo "$segs" | tail -1)
     for mode in records bkp; do
       flag=""; [ $mode = bkp ] && flag=-b
-      (cd "$d" && "$work/walscope" dump $flag -p archive "$first" "$last" > "$work/got.txt" 2>/dev/null) || true
+      (cd "$d" && "$run/walscope" dump $flag -p archive "$first" "$last" > "$run/got.txt" 2>/dev/null) || true
       want="$d/ref/$mode-$tl.txt"
-      paste -d'\001' "$work/got.txt" "$want" | grep -E "^($pattern)" | awk -F'\001' -v show="$show" -v tag="$name $mode-$tl" '
+      paste -d $'\x01' "$run/got.txt" "$want" | { grep -E "^($pattern)" || true; } | awk -F'\001' -v show="$show" -v tag="$name $mode-$tl" '
         $1 != $2 { n++; if (n <= show) { print tag ":\n  got:  " $1 "\n  want: " $2 } }
         END { if (n) print tag ": " n " lines differ" }'
     done
