@@ -19,6 +19,7 @@ type catalogueCase struct {
 		Class, File, LSN string
 	}
 	VerifyExit int `json:"verify_exit"`
+	Records    int `json:"records"`
 	PgWaldump  struct {
 		Exit   int
 		Stderr string
@@ -78,6 +79,9 @@ func TestCorruptionCatalogue(t *testing.T) {
 			}
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("verify found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if c.Records >= 0 && rep.Records != uint64(c.Records) {
+				t.Errorf("verify read %d records, pg_waldump read %d around the same damage", rep.Records, c.Records)
 			}
 			if c.PgWaldump.LSN != "" && (len(got) == 0 || !strings.HasSuffix(got[0], " "+c.PgWaldump.LSN)) {
 				t.Errorf("pg_waldump names %s, walscope's first finding is %v", c.PgWaldump.LSN, got)
