@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/rmgr"
@@ -312,11 +313,12 @@ func endOfRun(stderr io.Writer, r *xlog.Reader, err error, pgMode, quiet bool) e
 		return nil
 	}
 	if xe, ok := errors.AsType[*xlog.Error](err); ok {
+		class := analyze.Classify(err)
 		if errors.Is(err, xlog.ErrNoValidRecord) {
-			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s [file %s, offset %d, LSN %s]", xe.Msg, xe.File, xe.Offset, xe.LSN)}
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s [%s: file %s, offset %d, LSN %s]", xe.Msg, class, xe.File, xe.Offset, xe.LSN)}
 		}
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("error in WAL record at %s: %s [file %s, offset %d, LSN %s]",
-			xe.RecordLSN, xe.Msg, xe.File, xe.Offset, xe.LSN)}
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("error in WAL record at %s: %s [%s: file %s, offset %d, LSN %s]",
+			xe.RecordLSN, xe.Msg, class, xe.File, xe.Offset, xe.LSN)}
 	}
 	return &exitError{code: exitProblem, msg: err.Error()}
 }
@@ -325,8 +327,8 @@ func endOfRun(stderr io.Writer, r *xlog.Reader, err error, pgMode, quiet bool) e
 // message names the previous record.
 func walError(r *xlog.Reader, rec *xlog.Record, err error) error {
 	if de, ok := errors.AsType[*decode.Error](err); ok {
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("error in WAL record at %s: %s [file %s, offset %d, LSN %s]",
-			r.LastLSN(), de.Msg, rec.Segment, uint64(rec.LSN)%uint64(rec.SegSize), rec.LSN)}
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("error in WAL record at %s: %s [%s: file %s, offset %d, LSN %s]",
+			r.LastLSN(), de.Msg, analyze.ClassRecordHeader, rec.Segment, uint64(rec.LSN)%uint64(rec.SegSize), rec.LSN)}
 	}
 	return &exitError{code: exitProblem, msg: err.Error()}
 }
