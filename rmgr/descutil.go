@@ -26,10 +26,12 @@ func appendTimestamptz(dst []byte, ts int64) []byte {
 	dst = append(dst, '.')
 	frac := ts % 1_000_000 // C's %: negative for negative ts, printed as such
 	if frac < 0 {
+		// printf("%06d", -123) gives "-00123": the sign counts in the width.
 		dst = append(dst, '-')
-		frac = -frac
+		dst = appendZeroPadded(dst, uint64(-frac), 5)
+	} else {
+		dst = appendZeroPadded(dst, uint64(frac), 6)
 	}
-	dst = appendZeroPadded(dst, uint64(frac), 6)
 	dst = append(dst, ' ')
 	return t.AppendFormat(dst, "MST")
 }

@@ -12,5 +12,6 @@ var relmapNames = nameTable(entry{0x00, "UPDATE"})
 var relmapManager = Manager{
 	ID:       xlog.RmgrRelMap,
 	Name:     "RelMap",
+	Desc:     relmapDesc,
 	Identify: func(_ xlog.Version, info uint8) string { return relmapNames.masked(info) },
 }

@@ -16,5 +16,6 @@ var standbyNames = nameTable(
 var standbyManager = Manager{
 	ID:       xlog.RmgrStandby,
 	Name:     "Standby",
+	Desc:     standbyDesc,
 	Identify: func(_ xlog.Version, info uint8) string { return standbyNames.masked(info) },
 }

@@ -48,6 +48,7 @@ var (
 var xactManager = Manager{
 	ID:   xlog.RmgrTransaction,
 	Name: "Transaction",
+	Desc: xactDesc,
 	Identify: func(v xlog.Version, info uint8) string {
 		t := &xactNames10
 		if v >= xlog.V14 {

@@ -58,6 +58,7 @@ var (
 var xlogManager = Manager{
 	ID:   xlog.RmgrXLOG,
 	Name: "XLOG",
+	Desc: xlogDesc,
 	Identify: func(v xlog.Version, info uint8) string {
 		if v >= xlog.V17 {
 			return xlogNames17.masked(info)

@@ -24,7 +24,7 @@ for set in "$root"/fixtures/*/ "$root"/../shared/corpora/*/; do
       flag=""; [ $mode = bkp ] && flag=-b
       (cd "$d" && "$run/walscope" dump $flag -p archive "$first" "$last" > "$run/got.txt" 2>/dev/null) || true
       want="$d/ref/$mode-$tl.txt"
-      paste -d $'\x01' "$run/got.txt" "$want" | { grep -E "^($pattern)" || true; } | awk -F'\001' -v show="$show" -v tag="$name $mode-$tl" '
+      paste -d $'\x01' "$run/got.txt" "$want" | { grep -a -E "^($pattern)" || true; } | awk -F'\x01' -v show="$show" -v tag="$name $mode-$tl" '
         $1 != $2 { n++; if (n <= show) { print tag ":\n  got:  " $1 "\n  want: " $2 } }
         END { if (n) print tag ": " n " lines differ" }'
     done

@@ -20,7 +20,7 @@ func (l LSN) String() string {
 
 // Append appends "%X/%X".
 func (l LSN) Append(dst []byte) []byte {
-	dst = strconv.AppendUint(dst, uint64(l>>32), 16)
+	dst = appendUpperHex(dst, uint64(l>>32), 0)
 	dst = append(dst, '/')
 	return appendUpperHex(dst, uint64(uint32(l)), 0)
 }

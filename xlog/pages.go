@@ -75,6 +75,15 @@ func (r *Reader) readPage(pagePtr LSN, reqLen int) ([]byte, error) {
 // the file ends.
 func (r *Reader) loadPage(off int64) ([]byte, error) {
 	ps := int64(r.pageSize)
+	if r.seg.mapped != nil {
+		// The whole file is in memory: no window to fill.
+		b := r.seg.mapped
+		if off >= int64(len(b)) {
+			return b[:0:0], nil
+		}
+		hi := min(off+ps, int64(len(b)))
+		return b[off:hi:hi], nil
+	}
 	if !r.winLoaded || off < r.winStart || off+ps > r.winStart+int64(len(r.win)) {
 		r.winStart = off - off%int64(len(r.win))
 		n, err := r.seg.f.ReadAt(r.win, r.winStart)
@@ -118,6 +127,10 @@ func (r *Reader) openSegment(segno uint64) error {
 				Err: err, Msg: fmt.Sprintf("could not open file \"%s\": %v", sf.Path, err)}
 		}
 		r.seg = segment{open: true, segno: segno, tli: tli, file: sf, f: f, name: name.String(), partial: sf.Partial}
+		if m, ok := f.(interface{ Bytes() []byte }); ok {
+			r.seg.mapped = m.Bytes()
+			return nil
+		}
 		// The read window holds the whole segment up to 16 MiB, and never
 		// more than the file can fill.
 		want := int64(min(r.segSize, 16<<20))

@@ -26,6 +26,10 @@ type Options struct {
 	FollowHistory bool
 	// MaxRecordSize bounds xl_tot_len; 0 means MaxRecordSize.
 	MaxRecordSize uint32
+	// StopAt, if not zero, ends reading (io.EOF) at the first record that
+	// starts at or after it, wherever that record ends: a span of the stream
+	// read by one worker holds exactly the records that start in it.
+	StopAt LSN
 }
 
 // Reader reads the records of one WAL stream in order, validating every page
@@ -88,7 +92,8 @@ type segment struct {
 	f       File
 	name    string
 	partial bool
-	bad     error // the first page failed validation: the file is unusable
+	bad     error  // the first page failed validation: the file is unusable
+	mapped  []byte // the whole file, when the source maps or holds it
 }
 
 // NewReader returns a reader over the stream in src. It reads the first
@@ -309,8 +314,46 @@ func (r *Reader) Next() (*Record, error) {
 		r.err = err
 		return nil, err
 	}
+	if r.opts.StopAt != 0 && rec.LSN >= r.opts.StopAt {
+		r.err = io.EOF
+		r.next = rec.LSN
+		return nil, io.EOF
+	}
 	r.lastLSN = rec.LSN
 	return rec, nil
+}
+
+// Spans splits the stream from Start to its last segment (or End) into
+// spans of at most n segments, cut at segment boundaries, for readers that
+// work in parallel: give each span's Start and StopAt to its own Reader, and
+// check at each join that the first record of a span starts where the
+// previous span's last record ended and names it as xl_prev.
+func (r *Reader) Spans(n int) []Span {
+	n = max(n, 1)
+	ss := uint64(r.segSize)
+	start := r.opts.Start
+	last := r.maxSegNo
+	if r.opts.End != 0 {
+		last = min(last, (uint64(r.opts.End)-1)/ss)
+	}
+	var out []Span
+	for seg := uint64(start) / ss; seg <= last; seg += uint64(n) {
+		s := Span{Start: LSN(seg * ss), Stop: LSN((seg + uint64(n)) * ss)}
+		if len(out) == 0 {
+			s.Start = start
+		}
+		out = append(out, s)
+	}
+	if len(out) > 0 {
+		out[len(out)-1].Stop = 0 // the last span reads to the end
+	}
+	return out
+}
+
+// Span is a stretch of the stream: the records that start in [Start, Stop);
+// Stop 0 means to the end.
+type Span struct {
+	Start, Stop LSN
 }
 
 // findFirst mirrors XLogFindNextRecord: skip continuation data at the start
@@ -566,9 +609,11 @@ func (r *Reader) truncated(pagePtr LSN, have int) error {
 		// the WAL available.
 		return io.EOF
 	}
-	return r.failAt(ErrTruncated, pagePtr, pagePtr,
+	// Named where the file ends, as pg_waldump's failed read is.
+	at := pagePtr + LSN(have)
+	return r.failAt(ErrTruncated, at, at,
 		fmt.Sprintf("could not read from file %s, offset %d: read %d of %d",
-			r.seg.name, uint64(pagePtr)%uint64(r.segSize), have, r.pageSize))
+			r.seg.name, uint64(at)%uint64(r.segSize), 0, int(r.pageSize)-have))
 }
 
 // readTLI is the timeline whose file name pg_waldump would use for segno.

@@ -49,7 +49,15 @@ func (r *Reader) Resync() (LSN, error) {
 				}
 				start += LSN(Maxalign(h.RemLen))
 			}
-			r.next, r.prev, r.started, r.err = start, InvalidLSN, true, nil
+			// Accept the page only if a valid record starts where its header
+			// says: a damaged xlp_rem_len or flag must not send the reader
+			// into the middle of a record.
+			r.prev, r.started = InvalidLSN, true
+			if _, err := r.readRecord(start, true); err != nil {
+				p += ps
+				continue
+			}
+			r.next, r.prev, r.err = start, InvalidLSN, nil
 			return start, nil
 		}
 		if err == io.EOF || errors.Is(err, ErrEndOfRange) {

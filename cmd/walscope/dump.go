@@ -193,112 +193,56 @@ func dumpAction(c *cli.Context) error {
 	}
 	quiet := c.Bool("quiet")
 	detailed := c.Bool("bkp-details")
-	var line []byte
-	return scanRecords(c, stdout, func(dec *decode.Decoder, d *decode.Record) error {
-		if !quiet {
-			line = export.AppendRecord(line[:0], d, detailed, dec.BlockSize)
-			stdout.Write(line)
-		}
-		if saver != nil {
-			return saver.save(dec, d)
-		}
-		return nil
-	}, nil)
+	return scan(c, stdout, scanPlan{
+		// Output order is WAL order: each span's lines are kept until the
+		// spans before it are written. --save-fullpage writes its files
+		// from one goroutine.
+		sequential: saver != nil,
+		spanBytes:  16 << 20,
+		newSink: func(direct bool) recordSink {
+			s := &dumpSink{quiet: quiet, detailed: detailed, saver: saver}
+			if direct {
+				s.direct = stdout
+			}
+			return s
+		},
+		merge: func(s recordSink) error {
+			_, err := stdout.Write(s.(*dumpSink).out)
+			return err
+		},
+	})
 }
 
-// scanRecords reads the input the command's flags select, decodes every
-// record, applies pg_waldump's filters and -n limit, and calls each for every
-// record selected. done, if not nil, runs after the last record and before
-// the run's end is reported, as pg_waldump prints its statistics before its
-// closing error.
-func scanRecords(c *cli.Context, stdout *bufio.Writer, each func(*decode.Decoder, *decode.Record) error, done func(*xlog.Reader) error) error {
-	stderr := c.App.ErrWriter
-	f, listed, err := parseFilter(c, stdout)
-	if err != nil || listed {
-		return err
-	}
-	in, err := resolveInput(c)
-	if err != nil {
-		return err
-	}
-	limit := c.Int("limit")
-	if limit < 0 {
-		return usageErr("invalid value \"%d\" for option -n/--limit", limit)
-	}
-	r, err := xlog.NewReader(in.src, in.opts)
-	if err != nil {
-		return readerSetupError(err)
-	}
-	defer r.Close()
-	dec := decode.NewDecoder(c.Int("blcksz"))
-	quiet := c.Bool("quiet")
-	shown := 0
-	var prevLSN xlog.LSN
-	first := true
-	finish := func(runErr error) error {
-		if done != nil {
-			if err := done(r); err != nil {
+// dumpSink formats records into a buffer.
+type dumpSink struct {
+	quiet, detailed bool
+	saver           *pageSaver
+	out             []byte
+	direct          *bufio.Writer // write as it goes (one sink for the stream)
+}
+
+func (s *dumpSink) record(dec *decode.Decoder, d *decode.Record) error {
+	if !s.quiet {
+		s.out = export.AppendRecord(s.out, d, s.detailed, dec.BlockSize)
+		if s.direct != nil && len(s.out) >= 64<<10 {
+			if _, err := s.direct.Write(s.out); err != nil {
 				return err
 			}
-		}
-		stdout.Flush()
-		return runErr
-	}
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			return finish(endOfRun(stderr, r, err, in.pgMode, quiet))
-		}
-		if first {
-			first = false
-			reportSkip(stdout, stderr, r, rec)
-		}
-		d, err := dec.Decode(rec, prevLSN)
-		prevLSN = rec.LSN
-		if err != nil {
-			return finish(walError(r, rec, err))
-		}
-		if !f.match(d) {
-			continue
-		}
-		if err := each(dec, d); err != nil {
-			stdout.Flush()
-			return err
-		}
-		shown++
-		if limit > 0 && shown >= limit {
-			return finish(nil)
+			s.out = s.out[:0]
 		}
 	}
-}
-
-// reportSkip says, as pg_waldump does, that the start was not a record start
-// (nor a segment start). PostgreSQL 15 and earlier print it on stdout; 17 and
-// later (16 unverified) through pg_log_info on stderr.
-func reportSkip(stdout, stderr io.Writer, r *xlog.Reader, rec *xlog.Record) {
-	start := r.Start()
-	if rec.LSN == start || uint64(start)%uint64(r.SegmentSize()) == 0 {
-		return
+	if s.saver != nil {
+		return s.saver.save(dec, d)
 	}
-	n := uint32(rec.LSN - start)
-	unit := "bytes"
-	if n == 1 {
-		unit = "byte"
-	}
-	msg := fmt.Sprintf("first record is after %s, at %s, skipping over %d %s\n", start, rec.LSN, n, unit)
-	if r.Version() <= xlog.V15 {
-		io.WriteString(stdout, msg)
-	} else {
-		io.WriteString(stderr, "walscope: "+msg)
-	}
+	return nil
 }
 
 // endOfRun turns the reader's final error into the run's outcome: a clean end
 // of WAL is one line on stderr and exit 0; anything else is an error, exit 1.
-func endOfRun(stderr io.Writer, r *xlog.Reader, err error, pgMode, quiet bool) error {
+func endOfRun(stderr io.Writer, end xlog.LSN, err error, pgMode, quiet bool) error {
 	if err == io.EOF {
 		if !pgMode && !quiet {
-			fmt.Fprintf(stderr, "walscope: end of WAL at %s (end of the available files)\n", r.EndLSN())
+			fmt.Fprintf(stderr, "walscope: end of WAL at %s (end of the available files)\n", end)
 		}
 		return nil
 	}
@@ -308,7 +252,7 @@ func endOfRun(stderr io.Writer, r *xlog.Reader, err error, pgMode, quiet bool) e
 			if xe, ok := errors.AsType[*xlog.Error](err); ok {
 				msg = xe.Msg
 			}
-			fmt.Fprintf(stderr, "walscope: end of WAL at %s (%s)\n", r.EndLSN(), msg)
+			fmt.Fprintf(stderr, "walscope: end of WAL at %s (%s)\n", end, msg)
 		}
 		return nil
 	}

@@ -28,6 +28,7 @@ func walFlags() []cli.Flag {
 		&cli.StringFlag{Name: "end", Aliases: []string{"e"}, Usage: "stop reading at WAL location `RECPTR`"},
 		&cli.StringFlag{Name: "timeline", Aliases: []string{"t"}, Usage: "timeline `TLI` to read (decimal or 0x hex)"},
 		&cli.StringFlag{Name: "path", Aliases: []string{"p"}, Usage: "directory in which to find WAL segment files (pg_waldump's form)"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "read with `N` workers (default: one per core)"},
 	}
 }
 

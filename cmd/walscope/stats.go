@@ -42,21 +42,36 @@ func statsAction(c *cli.Context) error {
 	defer stdout.Flush()
 	var st analyze.Stats
 	quiet := c.Bool("quiet")
-	return scanRecords(c, stdout, func(_ *decode.Decoder, d *decode.Record) error {
-		st.Add(d)
-		return nil
-	}, func(r *xlog.Reader) error {
-		if quiet {
+	return scan(c, stdout, scanPlan{
+		spanBytes: 64 << 20,
+		newSink:   func(bool) recordSink { return &statsSink{} },
+		merge: func(s recordSink) error {
+			st.Merge(&s.(*statsSink).st)
 			return nil
-		}
-		st.Version = r.Version()
-		switch format {
-		case "json":
-			return export.WriteStatsJSON(stdout, &st, perRecord)
-		case "csv":
-			return export.WriteStatsCSV(stdout, &st, perRecord)
-		}
-		stdout.Write(export.AppendStatsTable(nil, &st, perRecord))
-		return nil
+		},
+		done: func(_ xlog.LSN, v xlog.Version) error {
+			if quiet {
+				return nil
+			}
+			if st.Version == 0 {
+				st.Version = v
+			}
+			switch format {
+			case "json":
+				return export.WriteStatsJSON(stdout, &st, perRecord)
+			case "csv":
+				return export.WriteStatsCSV(stdout, &st, perRecord)
+			}
+			stdout.Write(export.AppendStatsTable(nil, &st, perRecord))
+			return nil
+		},
 	})
+}
+
+// statsSink counts one span's records.
+type statsSink struct{ st analyze.Stats }
+
+func (s *statsSink) record(_ *decode.Decoder, d *decode.Record) error {
+	s.st.Add(d)
+	return nil
 }

@@ -1,0 +1,487 @@
+// Package archive opens PostgreSQL WAL wherever it is kept and presents it as
+// an xlog.Source: plain or compressed segment files (gzip, zstd, lz4, bzip2,
+// xz, lzma, brotli, detected by their content, never by their names) in a
+// directory, the repositories of wal-g, pgBackRest and Barman, pg_receivewal's
+// directories, and tar files (plain or compressed) holding pg_wal/ or bare
+// segments.
+//
+// A compressed segment is decompressed when it is opened, one at a time, into
+// a buffer bounded by the segment size its own long page header gives: content
+// beyond it is refused (ErrTooLarge). Encrypted files are reported as such
+// (ErrEncrypted), and content that is neither WAL nor compressed WAL as
+// unrecognised (ErrUnrecognized), never as WAL corruption. pgBackRest's
+// SHA-1 in a file's name is checked against the decompressed content when the
+// file is opened (ErrChecksum).
+//
+// Facts lists every file found with its sizes, compression and problems:
+// duplicates, files of another system, gaps, unreadable files.
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/walscope/walscope/xlog"
+)
+
+// Layout names how WAL is stored.
+type Layout string
+
+// The layouts recognised.
+const (
+	LayoutDirectory  Layout = "directory"  // a flat directory: pg_wal, a data directory, pg_receivewal's, a plain archive
+	LayoutFiles      Layout = "files"      // files named one by one
+	LayoutWALG       Layout = "wal-g"      // wal_005/
+	LayoutPgBackRest Layout = "pgbackrest" // archive/<stanza>/<version>-<id>/<16 hex>/
+	LayoutBarman     Layout = "barman"     // wals/<16 hex>/, with xlog.db
+	LayoutTar        Layout = "tar"        // tar, tar.gz, tar.zst, tar.lz4, ... members pg_wal/<name> or bare
+)
+
+// entry is one stored file.
+type entry struct {
+	key    string // SegmentFile.Path and Histories value: the file's path, or "tarfile:member"
+	name   Name
+	layout Layout
+	file   string // the file on disk (the tar file for a member)
+	tar    *tarArchive
+	member *tarMember
+	size   int64 // bytes stored
+	// hint is what an index says of the file's compression (Barman's xlog.db).
+	hint string
+	// missing: listed by an index, absent from the disk.
+	missing  bool
+	problems []Problem // found while indexing
+}
+
+// Source is a WAL archive of any layout. It implements xlog.Source and
+// reads history files itself (ReadHistory). It is safe for concurrent use.
+type Source struct {
+	root      string
+	layout    Layout
+	entries   []*entry // every file found, in the order of Segments, histories last
+	byKey     map[string]*entry
+	files     []xlog.SegmentFile
+	histories map[xlog.TimeLineID]string
+	repo      *RepoInfo
+	tars      []*tarArchive
+}
+
+// Close releases the open tar cursors. The source stays usable.
+func (s *Source) Close() error {
+	for _, t := range s.tars {
+		t.close()
+	}
+	return nil
+}
+
+// RepoInfo is what a backup tool's own files say about the archive.
+type RepoInfo struct {
+	Tool      Layout `json:"tool"`
+	Stanza    string `json:"stanza,omitempty"`     // pgBackRest
+	ArchiveID string `json:"archive_id,omitempty"` // pgBackRest: <version>-<id> read
+	SystemID  uint64 `json:"system_id,omitempty"`  // pgBackRest archive.info db-system-id
+	Version   string `json:"version,omitempty"`    // pgBackRest archive.info db-version
+	Encrypted bool   `json:"encrypted,omitempty"`  // the repository's info file is encrypted
+	Note      string `json:"note,omitempty"`
+}
+
+var _ xlog.Source = (*Source)(nil)
+
+// Segments implements xlog.Source.
+func (s *Source) Segments() []xlog.SegmentFile { return s.files }
+
+// Histories implements xlog.Source; the paths are keys for ReadHistory.
+func (s *Source) Histories() map[xlog.TimeLineID]string { return s.histories }
+
+// Layout is the layout detected at the top path.
+func (s *Source) Layout() Layout { return s.layout }
+
+// Root is the path the source was opened at.
+func (s *Source) Root() string { return s.root }
+
+// Repo returns what the repository's own files say (pgBackRest's
+// archive.info), or nil.
+func (s *Source) Repo() *RepoInfo { return s.repo }
+
+// Open implements xlog.Source: plain files are read in place, compressed ones
+// decompressed into memory (one segment, bounded by its segment size).
+func (s *Source) Open(f xlog.SegmentFile) (xlog.File, error) {
+	e := s.byKey[f.Path]
+	if e == nil || e.missing || e.name.History {
+		return nil, fs.ErrNotExist
+	}
+	if e.tar != nil {
+		f, err := e.tar.open(e)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	fh, err := os.Open(e.file)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(fh, 64<<10)
+	st, err := openStream(br, e.key, kindSegment)
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	defer st.Close()
+	if st.comp == None && e.name.SHA1 == "" {
+		return fh, nil
+	}
+	defer fh.Close()
+	c, err := e.read(st, st.comp != None)
+	if err != nil {
+		return nil, err
+	}
+	if st.comp == None {
+		// Checked; read the file in place.
+		return os.Open(e.file)
+	}
+	return memFile{bytes.NewReader(c.data)}, nil
+}
+
+// read reads an entry's content stream to its end, checking pgBackRest's
+// SHA-1; keep materialises it (compressed segments only).
+func (e *entry) read(st *stream, keep bool) (*content, error) {
+	return e.readHash(st, keep, nil)
+}
+
+func (e *entry) readHash(st *stream, keep bool, extra io.Writer) (*content, error) {
+	kind := kindSegment
+	if e.name.History {
+		kind = kindHistory
+	}
+	var h hash.Hash
+	if e.name.SHA1 != "" {
+		h = sha1.New()
+	}
+	var sink func([]byte)
+	if h != nil || extra != nil {
+		sink = func(b []byte) {
+			if h != nil {
+				h.Write(b)
+			}
+			if extra != nil {
+				extra.Write(b)
+			}
+		}
+	}
+	c, err := readAll(st, e.key, kind, keep, e.name.Partial, sink)
+	if err != nil {
+		return nil, err
+	}
+	if h != nil {
+		if got := hex.EncodeToString(h.Sum(nil)); got != e.name.SHA1 {
+			return nil, &Error{Path: e.key, Err: ErrChecksum, Msg: fmt.Sprintf(
+				"SHA-1 of the decompressed content is %s, but the file name says %s: the file was altered or damaged", got, e.name.SHA1)}
+		}
+	}
+	return c, nil
+}
+
+// ReadHistory reads a timeline history file, decompressing it if needed.
+func (s *Source) ReadHistory(path string) (string, error) {
+	e := s.byKey[path]
+	if e == nil || !e.name.History {
+		return "", fs.ErrNotExist
+	}
+	var buf bytes.Buffer
+	err := s.withStream(e, func(st *stream) error {
+		_, err := e.readHash(st, false, &buf)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// withStream opens an entry's content stream and hands it to fn.
+func (s *Source) withStream(e *entry, fn func(*stream) error) error {
+	if e.missing {
+		return &Error{Path: e.key, Err: fs.ErrNotExist, Msg: "listed in the index but missing"}
+	}
+	if e.tar != nil {
+		return e.tar.withStream(e, fn)
+	}
+	fh, err := os.Open(e.file)
+	if err != nil {
+		return &Error{Path: e.key, Err: err, Msg: fmt.Sprintf("could not open: %v", err)}
+	}
+	defer fh.Close()
+	kind := kindSegment
+	if e.name.History {
+		kind = kindHistory
+	}
+	st, err := openStream(bufio.NewReaderSize(fh, 64<<10), e.key, kind)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+// Open opens the WAL at path, detecting its layout: a pgBackRest repository
+// (or its archive/ or archive/<stanza> directory), a wal-g storage (or its
+// wal_005/), a Barman server directory (or its wals/), a data directory, a
+// directory of segment files (plain or compressed, pg_receivewal's included;
+// tar files in it are read too), a tar file, or one segment file.
+func Open(path string) (*Source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{root: path}
+	if !st.IsDir() {
+		if err := s.addFile(path, st, true); err != nil {
+			return nil, err
+		}
+		s.finish()
+		return s, nil
+	}
+	if err := s.addDir(path); err != nil {
+		return nil, err
+	}
+	s.finish()
+	return s, nil
+}
+
+// OpenPaths opens several paths as one stream: directories as Open does,
+// tar files whole, and other files whose names are WAL file names one by one
+// (other files are skipped).
+func OpenPaths(paths []string) (*Source, error) {
+	if len(paths) == 1 {
+		return Open(paths[0])
+	}
+	s := &Source{root: strings.Join(paths, " "), layout: LayoutFiles}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
+			sub := &Source{root: p}
+			if err := sub.addDir(p); err != nil {
+				return nil, err
+			}
+			s.entries = append(s.entries, sub.entries...)
+			s.tars = append(s.tars, sub.tars...)
+			if s.repo == nil {
+				s.repo = sub.repo
+			}
+			continue
+		}
+		if err := s.addFile(p, st, false); err != nil {
+			return nil, err
+		}
+	}
+	s.finish()
+	return s, nil
+}
+
+// OpenDir opens a flat directory of segment files, plain or compressed (and
+// the pg_wal of a data directory), without looking for other layouts: the
+// directory of pg_waldump's -p form.
+func OpenDir(dir string) (*Source, error) {
+	dir = dataDirWAL(dir)
+	s := &Source{root: dir, layout: LayoutDirectory}
+	if err := s.scanFlat(dir, LayoutDirectory, false); err != nil {
+		return nil, err
+	}
+	s.finish()
+	return s, nil
+}
+
+// addFile adds one file: a tar file, or a segment or history file. With
+// strict, a file that is neither is an error.
+func (s *Source) addFile(path string, st fs.FileInfo, strict bool) error {
+	if s.layout == "" {
+		s.layout = LayoutFiles
+	}
+	if n, ok := ParseName(filepath.Base(path)); ok {
+		s.entries = append(s.entries, &entry{key: path, name: n, layout: LayoutFiles, file: path, size: st.Size()})
+		return nil
+	}
+	if ok, err := isTar(path); err != nil {
+		return err
+	} else if ok {
+		if strict {
+			s.layout = LayoutTar
+		}
+		return s.addTar(path)
+	}
+	if strict {
+		return fmt.Errorf("%s: %w: neither a WAL segment or history file name nor a tar file", path, xlog.ErrSyntax)
+	}
+	return nil
+}
+
+// dataDirWAL returns the pg_wal (or pre-10 pg_xlog) of a data directory, or
+// dir itself.
+func dataDirWAL(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil {
+		return dir
+	}
+	for _, sub := range []string{"pg_wal", "pg_xlog"} {
+		if st, err := os.Stat(filepath.Join(dir, sub)); err == nil && st.IsDir() {
+			return filepath.Join(dir, sub)
+		}
+	}
+	return dir
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// addDir detects the layout of a directory and adds its files.
+func (s *Source) addDir(dir string) error {
+	base := filepath.Base(filepath.Clean(dir))
+	set := func(l Layout) {
+		if s.layout == "" {
+			s.layout = l
+		}
+	}
+	switch {
+	case isPgBackRest(dir):
+		set(LayoutPgBackRest)
+		return s.scanPgBackRest(dir)
+	case isDir(filepath.Join(dir, "wal_005")):
+		set(LayoutWALG)
+		return s.scanFlat(filepath.Join(dir, "wal_005"), LayoutWALG, false)
+	case base == "wal_005":
+		set(LayoutWALG)
+		return s.scanFlat(dir, LayoutWALG, false)
+	case isDir(filepath.Join(dir, "wals")):
+		set(LayoutBarman)
+		return s.scanBarman(filepath.Join(dir, "wals"))
+	case base == "wals" || exists(filepath.Join(dir, "xlog.db")):
+		set(LayoutBarman)
+		return s.scanBarman(dir)
+	}
+	set(LayoutDirectory)
+	return s.scanFlat(dataDirWAL(dir), LayoutDirectory, true)
+}
+
+// scanFlat adds the WAL files of one directory; with tars, tar files too.
+func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, de := range ents {
+		if de.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, de.Name())
+		info, err := de.Info()
+		if err != nil {
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			if info, err = os.Stat(p); err != nil || !info.Mode().IsRegular() {
+				continue
+			}
+		}
+		if n, ok := ParseName(de.Name()); ok {
+			s.entries = append(s.entries, &entry{key: p, name: n, layout: layout, file: p, size: info.Size()})
+			continue
+		}
+		if tars && strings.Contains(de.Name(), ".tar") {
+			if ok, _ := isTar(p); ok {
+				if err := s.addTar(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// finish sorts the entries and builds the xlog.Source views.
+func (s *Source) finish() {
+	sort.SliceStable(s.entries, func(i, j int) bool {
+		a, b := s.entries[i], s.entries[j]
+		if a.name.History != b.name.History {
+			return !a.name.History
+		}
+		if a.name.History {
+			if a.name.TLI != b.name.TLI {
+				return a.name.TLI < b.name.TLI
+			}
+			return a.key < b.key
+		}
+		an, bn := a.name.Segment.String(), b.name.Segment.String()
+		if an != bn {
+			return an < bn
+		}
+		if a.name.Partial != b.name.Partial {
+			return !a.name.Partial
+		}
+		return false
+	})
+	s.byKey = make(map[string]*entry, len(s.entries))
+	s.histories = map[xlog.TimeLineID]string{}
+	s.files = s.files[:0]
+	for _, e := range s.entries {
+		if _, dup := s.byKey[e.key]; dup {
+			continue
+		}
+		s.byKey[e.key] = e
+		if e.missing {
+			continue
+		}
+		if e.name.History {
+			if _, ok := s.histories[e.name.TLI]; !ok {
+				s.histories[e.name.TLI] = e.key
+			}
+			continue
+		}
+		// A compressed file's decompressed size is known once it is opened:
+		// 0 lets the reader size its window by the segment size.
+		size, _ := plainSize(e)
+		s.files = append(s.files, xlog.SegmentFile{Name: e.name.Segment, Partial: e.name.Partial, Path: e.key, Size: size})
+	}
+}
+
+// plainSize returns the stored size of an entry whose name says it is not
+// compressed. Content decides in the end: a misnamed file only costs the
+// reader smaller reads.
+func plainSize(e *entry) (int64, bool) {
+	if (e.name.Ext != "" && e.name.Ext != ".") || e.layout == LayoutBarman {
+		return 0, false // Barman compresses without renaming
+	}
+	if e.member != nil {
+		return e.member.size, true
+	}
+	return e.size, true
+}
+
+// ErrLayout reports a directory whose layout is ambiguous.
+var ErrLayout = errors.New("ambiguous archive layout")
+
+// discard drains r.
+func discard(r io.Reader) error {
+	_, err := io.Copy(io.Discard, r)
+	return err
+}

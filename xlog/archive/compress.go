@@ -1,0 +1,460 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/ulikunitz/xz"
+	"github.com/ulikunitz/xz/lzma"
+	"github.com/walscope/walscope/xlog"
+
+	"compress/bzip2"
+)
+
+// Compression names the format a file is stored in. It is always detected
+// from the file's first bytes, never from its name.
+type Compression string
+
+// The formats read.
+const (
+	None   Compression = "none"
+	Gzip   Compression = "gzip"   // RFC 1952, also several members (pigz)
+	Zstd   Compression = "zstd"   // zstd frames
+	LZ4    Compression = "lz4"    // lz4 frame format (lz4 CLI, wal-g, pgBackRest, pg_receivewal)
+	Bzip2  Compression = "bzip2"  // bzip2 streams
+	XZ     Compression = "xz"     // xz container
+	LZMA   Compression = "lzma"   // legacy .lzma ("LZMA alone", wal-g's lzma method), which has no magic
+	Brotli Compression = "brotli" // brotli streams, which have no magic
+)
+
+// Errors reported for files that cannot be read as WAL. They reach callers
+// wrapped in an *Error naming the file.
+var (
+	// ErrEncrypted: the file carries an encryption envelope (OpenSSL's
+	// "Salted__", as pgBackRest's repo-cipher-type writes; OpenPGP, as wal-g
+	// and Barman write; age).
+	ErrEncrypted = errors.New("encrypted")
+	// ErrUnrecognized: the content is neither WAL nor in a known compression
+	// format, or decompresses to something that is not WAL. wal-g's libsodium
+	// envelope has no header, so encrypted files land here too.
+	ErrUnrecognized = errors.New("encrypted or unrecognised content")
+	// ErrTooLarge: the content is larger than the segment size its own long
+	// page header gives (or than a history file can be): a decompression bomb
+	// or a damaged file, refused before it is materialised.
+	ErrTooLarge = errors.New("content larger than its segment size")
+	// ErrChecksum: pgBackRest's SHA-1 in the file name does not match the
+	// decompressed content.
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrCorrupt: the compressed stream itself is damaged.
+	ErrCorrupt = errors.New("corrupt compressed data")
+)
+
+// Error is a problem with one archive file. Path names the file (for a tar
+// member, "archive.tar:member").
+type Error struct {
+	Path string
+	Err  error  // one of the sentinels above, or an I/O error
+	Msg  string // the detail, in words
+}
+
+func (e *Error) Error() string {
+	if e.Msg == "" {
+		return fmt.Sprintf("%s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// sniffLen is how many leading bytes detection looks at.
+const sniffLen = 64
+
+// Magic numbers.
+var (
+	magicGzip    = []byte{0x1f, 0x8b}
+	magicZstd    = []byte{0x28, 0xb5, 0x2f, 0xfd}
+	magicLZ4     = []byte{0x04, 0x22, 0x4d, 0x18}
+	magicLZ4Old  = []byte{0x02, 0x21, 0x4c, 0x18} // legacy frame, which lz4 -l writes
+	magicBzip2   = []byte("BZh")
+	magicXZ      = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
+	magicOpenSSL = []byte("Salted__")
+	magicAge     = []byte("age-encryption.org/v1")
+	magicPGPArm  = []byte("-----BEGIN PGP MESSAGE-----")
+)
+
+// detect names the format of a file from its first bytes. It returns the
+// compression, or an encryption description, or neither (content to be tried
+// as brotli or recognised as plain WAL or text by the caller).
+func detect(head []byte) (c Compression, encrypted string) {
+	switch {
+	case bytes.HasPrefix(head, magicGzip):
+		return Gzip, ""
+	case bytes.HasPrefix(head, magicZstd):
+		return Zstd, ""
+	case bytes.HasPrefix(head, magicLZ4), bytes.HasPrefix(head, magicLZ4Old):
+		return LZ4, ""
+	case len(head) >= 4 && bytes.HasPrefix(head, magicBzip2) && head[3] >= '1' && head[3] <= '9':
+		return Bzip2, ""
+	case bytes.HasPrefix(head, magicXZ):
+		return XZ, ""
+	case len(head) >= 5 && head[0]&0xf0 == 0x50 && head[1] == 0x2a && head[2] == 0x4d && head[3] == 0x18:
+		// A zstd or lz4 skippable frame first: both decoders skip it; zstd's
+		// does for any frame sequence, so hand it to zstd.
+		return Zstd, ""
+	case bytes.HasPrefix(head, magicOpenSSL):
+		return "", "OpenSSL envelope (\"Salted__\", as pgBackRest's repo-cipher-type writes)"
+	case bytes.HasPrefix(head, magicAge):
+		return "", "age envelope"
+	case bytes.HasPrefix(head, magicPGPArm):
+		return "", "OpenPGP message (ASCII armour)"
+	}
+	return "", ""
+}
+
+// pgpPacket reports whether b starts like a binary OpenPGP message: a
+// public-key or symmetric-key encrypted session key packet (tags 1 and 3), in
+// the old or new packet format, as gpg and wal-g's openpgp crypter write.
+func pgpPacket(b []byte) bool {
+	if len(b) < 2 {
+		return false
+	}
+	switch b[0] {
+	case 0x84, 0x85, 0x86, 0x8c, 0x8d, 0x8e: // old format, tag 1 or 3
+		return true
+	case 0xc1, 0xc3: // new format
+		return true
+	}
+	return false
+}
+
+// walLike reports whether b, the first bytes of some content, looks like the
+// start of a WAL segment file: a long page header with a known magic, or with
+// valid segment and page sizes (a damaged magic is the reader's to report),
+// or zeros (a never-written file is the reader's to report too).
+func walLike(b []byte) bool {
+	if len(b) == 0 {
+		return true // an empty file: the reader reports it
+	}
+	n := min(len(b), xlog.LongPageHeaderSize)
+	if allZero(b[:n]) {
+		return true
+	}
+	if len(b) < 2 {
+		return false
+	}
+	magic := uint16(b[0]) | uint16(b[1])<<8
+	if _, ok := xlog.VersionFromMagic(magic); ok {
+		return true
+	}
+	h, ok := xlog.ParsePageHeader(b)
+	return ok && h.Long() && xlog.ValidSegmentSize(h.SegmentSize) && xlog.ValidPageSize(h.PageSize)
+}
+
+// textLike reports whether b looks like a timeline history file: UTF-8 text.
+func textLike(b []byte) bool {
+	if !utf8.Valid(b) {
+		// A multi-byte character may be cut at the end of the sniffed bytes.
+		for i := 1; i <= 3 && i < len(b); i++ {
+			if utf8.Valid(b[:len(b)-i]) {
+				b = b[:len(b)-i]
+				break
+			}
+		}
+		if !utf8.Valid(b) {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lzmaAlone reports whether b starts with a plausible .lzma header: a
+// properties byte below 225, a dictionary size of 2^n or 2^n+2^(n-1) (as xz
+// and wal-g write), and an uncompressed size that is unknown or at most 1 GiB
+// plus a page.
+func lzmaAlone(b []byte) bool {
+	if len(b) < 13 || b[0] >= 9*5*5 {
+		return false
+	}
+	dict := uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16 | uint32(b[4])<<24
+	if dict < 1<<12 || dict > 1<<30 {
+		return false
+	}
+	pow := dict&(dict-1) == 0
+	if !pow {
+		hi := uint32(1) << (31 - leadingZeros32(dict))
+		pow = dict == hi|hi>>1
+	}
+	if !pow {
+		return false
+	}
+	var size uint64
+	for i := 0; i < 8; i++ {
+		size |= uint64(b[5+i]) << (8 * i)
+	}
+	return size == ^uint64(0) || size <= xlog.MaxSegmentSize+1<<16
+}
+
+func leadingZeros32(x uint32) int {
+	n := 0
+	for i := 31; i >= 0 && x&(1<<i) == 0; i-- {
+		n++
+	}
+	return n
+}
+
+// What a stream is expected to hold.
+type contentKind int
+
+const (
+	kindSegment contentKind = iota
+	kindHistory
+)
+
+// historyLimit bounds a timeline history file's content.
+const historyLimit = 1 << 20
+
+// stream is a file's decompressed content, read once.
+type stream struct {
+	comp  Compression
+	r     io.Reader
+	trial bool // the format was guessed (brotli, lzma): failures mean "unrecognised"
+	close func()
+}
+
+func (s *stream) Close() {
+	if s.close != nil {
+		s.close()
+		s.close = nil
+	}
+}
+
+// zstdOptions bound the zstd decoder: one goroutine, windows up to the
+// largest segment.
+var zstdOptions = []zstd.DOption{
+	zstd.WithDecoderConcurrency(1),
+	zstd.WithDecoderLowmem(true),
+	zstd.WithDecoderMaxWindow(xlog.MaxSegmentSize),
+}
+
+// openStream detects the format of raw and returns its decompressed content.
+// path names the file in errors.
+func openStream(raw *bufio.Reader, path string, kind contentKind) (*stream, error) {
+	head, err := raw.Peek(sniffLen)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, &Error{Path: path, Err: err, Msg: fmt.Sprintf("could not read: %v", err)}
+	}
+	c, enc := detect(head)
+	if enc != "" {
+		return nil, &Error{Path: path, Err: ErrEncrypted, Msg: "encrypted file: " + enc + "; walscope reads no encrypted WAL"}
+	}
+	if c == "" {
+		plain := walLike(head)
+		if kind == kindHistory {
+			plain = textLike(head)
+		}
+		switch {
+		case plain:
+			c = None
+		case pgpPacket(head):
+			return nil, &Error{Path: path, Err: ErrEncrypted, Msg: "encrypted file: OpenPGP message (as wal-g's and Barman's gpg encryption write); walscope reads no encrypted WAL"}
+		case lzmaAlone(head):
+			c = LZMA
+		default:
+			c = Brotli
+		}
+	}
+	s := &stream{comp: c, trial: c == Brotli || c == LZMA}
+	s.r, s.close, err = newDecoder(c, raw)
+	if err != nil {
+		if s.trial {
+			return nil, unrecognized(path, kind)
+		}
+		return nil, corrupt(path, c, err)
+	}
+	return s, nil
+}
+
+// newDecoder returns the decompressed content of raw.
+func newDecoder(c Compression, raw io.Reader) (io.Reader, func(), error) {
+	switch c {
+	case Gzip:
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		return zr, func() { zr.Close() }, nil
+	case Zstd:
+		zr, err := zstd.NewReader(raw, zstdOptions...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return zr, zr.Close, nil
+	case LZ4:
+		return lz4.NewReader(raw), nil, nil
+	case Bzip2:
+		return bzip2.NewReader(raw), nil, nil
+	case XZ:
+		xr, err := xz.ReaderConfig{DictCap: xlog.MaxSegmentSize}.NewReader(raw)
+		return xr, nil, err
+	case LZMA:
+		lr, err := lzma.ReaderConfig{DictCap: xlog.MaxSegmentSize}.NewReader(raw)
+		return lr, nil, err
+	case Brotli:
+		return brotli.NewReader(raw), nil, nil
+	}
+	return raw, nil, nil
+}
+
+func corrupt(path string, c Compression, err error) error {
+	return &Error{Path: path, Err: ErrCorrupt, Msg: fmt.Sprintf("corrupt %s data: %v", c, err)}
+}
+
+func unrecognized(path string, kind contentKind) error {
+	what := "WAL"
+	if kind == kindHistory {
+		what = "a timeline history file"
+	}
+	return &Error{Path: path, Err: ErrUnrecognized, Msg: fmt.Sprintf(
+		"encrypted or unrecognised file: neither %s nor %s compressed with gzip, zstd, lz4, bzip2, xz, lzma or brotli (wal-g's libsodium encryption has no header)",
+		what, what)}
+}
+
+// readErr turns an error of the decompressed stream into the file's error.
+func (s *stream) readErr(path string, kind contentKind, err error) error {
+	if s.trial {
+		return unrecognized(path, kind)
+	}
+	if s.comp == None {
+		return &Error{Path: path, Err: err, Msg: fmt.Sprintf("could not read: %v", err)}
+	}
+	return corrupt(path, s.comp, err)
+}
+
+// segmentLimit is the largest content a segment file may have once its first
+// bytes are known: the long header's segment size, or the smallest segment
+// size when the header does not give a valid one (the reader then reports the
+// header; the first megabyte is all it needs).
+func segmentLimit(head []byte) int {
+	if h, ok := xlog.ParsePageHeader(head); ok && h.Long() && xlog.ValidSegmentSize(h.SegmentSize) {
+		return int(h.SegmentSize)
+	}
+	return xlog.MinSegmentSize
+}
+
+// content is what a full read of a stream found.
+type content struct {
+	data []byte // the content, when materialised
+	size int64
+	head []byte // the first LongPageHeaderSize bytes (fewer if the content is shorter)
+}
+
+// readAll reads a stream to its end, checking that it holds the expected kind
+// of content and bounding it: a segment by the segment size of its long
+// header, a history file by historyLimit. With keep it materialises the
+// content in a buffer never larger than that bound plus one byte; otherwise it
+// hands each piece to sink. partial files may end inside a compressed stream.
+func readAll(s *stream, path string, kind contentKind, keep, partial bool, sink func([]byte)) (*content, error) {
+	head := make([]byte, xlog.LongPageHeaderSize)
+	n, err := io.ReadFull(s.r, head)
+	head = head[:n]
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, s.readErr(path, kind, err)
+	}
+	ok := walLike(head)
+	if kind == kindHistory {
+		ok = textLike(head)
+	}
+	if !ok || (s.trial && n == 0) {
+		if s.comp == None || s.trial {
+			return nil, unrecognized(path, kind)
+		}
+		return nil, &Error{Path: path, Err: ErrUnrecognized, Msg: fmt.Sprintf(
+			"encrypted or unrecognised file: its %s content is not %s", s.comp, map[contentKind]string{kindSegment: "WAL", kindHistory: "a timeline history file"}[kind])}
+	}
+	limit := historyLimit
+	if kind == kindSegment {
+		limit = segmentLimit(head)
+	}
+	c := &content{head: head, size: int64(n)}
+	if sink != nil {
+		sink(head)
+	}
+	var buf []byte
+	if keep {
+		buf = make([]byte, n, min(limit+1, max(64<<10, n)))
+		copy(buf, head)
+	}
+	chunk := make([]byte, 0)
+	if !keep {
+		chunk = make([]byte, 64<<10)
+	}
+	for err == nil {
+		var m int
+		if keep {
+			if len(buf) == cap(buf) {
+				if cap(buf) > limit {
+					break
+				}
+				nb := make([]byte, len(buf), min(2*cap(buf), limit+1))
+				copy(nb, buf)
+				buf = nb
+			}
+			m, err = s.r.Read(buf[len(buf):cap(buf)])
+			if sink != nil {
+				sink(buf[len(buf) : len(buf)+m])
+			}
+			buf = buf[:len(buf)+m]
+		} else {
+			m, err = s.r.Read(chunk)
+			if sink != nil {
+				sink(chunk[:m])
+			}
+		}
+		c.size += int64(m)
+		if c.size > int64(limit) {
+			break
+		}
+	}
+	if c.size > int64(limit) {
+		what := fmt.Sprintf("the segment size of %d bytes that its long page header gives", limit)
+		if kind == kindHistory {
+			what = fmt.Sprintf("%d bytes, too large for a timeline history file", limit)
+		}
+		return nil, &Error{Path: path, Err: ErrTooLarge, Msg: fmt.Sprintf(
+			"refused: its content is larger than %s (%s)", what, map[bool]string{true: "a decompression bomb or a damaged file", false: "a damaged file"}[s.comp != None])}
+	}
+	if err != nil && err != io.EOF {
+		if !(partial && errors.Is(err, io.ErrUnexpectedEOF)) {
+			return nil, s.readErr(path, kind, err)
+		}
+	}
+	c.data = buf
+	return c, nil
+}
+
+// memFile is a materialised segment.
+type memFile struct{ *bytes.Reader }
+
+func (memFile) Close() error { return nil }

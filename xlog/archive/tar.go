@@ -1,0 +1,273 @@
+package archive
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sync"
+)
+
+// tarMember is one WAL file inside a tar file.
+type tarMember struct {
+	name    string
+	ordinal int   // position among the tar's headers
+	offset  int64 // where its data starts in an uncompressed tar; -1 in a compressed one
+	size    int64
+}
+
+// tarArchive is a tar file, plain or compressed. Members of a compressed tar
+// are read sequentially from one cursor, which moves forward as a reader
+// opens segments in order, and restarts from the beginning when asked for an
+// earlier member.
+type tarArchive struct {
+	path string
+	comp Compression // of the whole tar
+
+	mu  sync.Mutex
+	cur *tarCursor
+}
+
+type tarCursor struct {
+	f    *os.File
+	st   *stream
+	tr   *tar.Reader
+	next int // ordinal of the header tr.Next reads next
+}
+
+func (c *tarCursor) close() {
+	c.st.Close()
+	c.f.Close()
+}
+
+// outerCompression returns the compression of a whole file from its first
+// bytes (formats with a magic only).
+func outerCompression(f *os.File) (Compression, error) {
+	head := make([]byte, sniffLen)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	c, _ := detect(head[:n])
+	if c == "" {
+		c = None
+	}
+	return c, nil
+}
+
+// isTar reports whether path is a tar file, plain or compressed.
+func isTar(p string) (bool, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	c, err := outerCompression(f)
+	if err != nil {
+		return false, err
+	}
+	r, closeDec, err := newDecoder(c, bufio.NewReader(f))
+	if err != nil {
+		return false, nil
+	}
+	if closeDec != nil {
+		defer closeDec()
+	}
+	var blk [512]byte
+	if _, err := io.ReadFull(r, blk[:]); err != nil {
+		return false, nil
+	}
+	return bytes.Equal(blk[257:262], []byte("ustar")), nil
+}
+
+// countReader counts the bytes read from a file, and lets archive/tar skip
+// member data by seeking.
+type countReader struct {
+	f *os.File
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.f.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countReader) Seek(off int64, whence int) (int64, error) {
+	pos, err := c.f.Seek(off, whence)
+	if err == nil {
+		c.n = pos
+	}
+	return pos, err
+}
+
+// addTar indexes the WAL files of a tar: members whose base name is a WAL
+// segment or history file name, at any depth (pg_wal/<name> in a base backup,
+// bare in pg_basebackup's pg_wal.tar).
+func (s *Source) addTar(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	t := &tarArchive{path: p}
+	if t.comp, err = outerCompression(f); err != nil {
+		return err
+	}
+	var tr *tar.Reader
+	cr := &countReader{f: f}
+	if t.comp == None {
+		tr = tar.NewReader(cr)
+	} else {
+		r, closeDec, err := newDecoder(t.comp, bufio.NewReaderSize(f, 256<<10))
+		if err != nil {
+			return &Error{Path: p, Err: ErrCorrupt, Msg: fmt.Sprintf("corrupt %s data: %v", t.comp, err)}
+		}
+		if closeDec != nil {
+			defer closeDec()
+		}
+		tr = tar.NewReader(r)
+	}
+	for ord := 0; ; ord++ {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return &Error{Path: p, Err: ErrCorrupt, Msg: fmt.Sprintf("could not read the tar file: %v", err)}
+		}
+		if h.Typeflag != tar.TypeReg && h.Typeflag != '\x00' {
+			continue
+		}
+		n, ok := ParseName(path.Base(h.Name))
+		if !ok {
+			continue
+		}
+		m := &tarMember{name: h.Name, ordinal: ord, offset: -1, size: h.Size}
+		if t.comp == None {
+			m.offset = cr.n
+		}
+		s.entries = append(s.entries, &entry{key: p + ":" + h.Name, name: n, layout: LayoutTar, file: p, tar: t, member: m, size: h.Size})
+	}
+	s.tars = append(s.tars, t)
+	return nil
+}
+
+// member returns a reader of a member's raw bytes, and a function to call
+// when done with it. The archive stays locked until then for compressed tars.
+func (t *tarArchive) member(m *tarMember) (io.Reader, func(), error) {
+	if m.offset >= 0 {
+		f, err := os.Open(t.path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return io.NewSectionReader(f, m.offset, m.size), func() { f.Close() }, nil
+	}
+	t.mu.Lock()
+	if t.cur == nil || t.cur.next > m.ordinal {
+		if t.cur != nil {
+			t.cur.close()
+			t.cur = nil
+		}
+		f, err := os.Open(t.path)
+		if err != nil {
+			t.mu.Unlock()
+			return nil, nil, err
+		}
+		r, closeDec, err := newDecoder(t.comp, bufio.NewReaderSize(f, 256<<10))
+		if err != nil {
+			f.Close()
+			t.mu.Unlock()
+			return nil, nil, err
+		}
+		t.cur = &tarCursor{f: f, st: &stream{comp: t.comp, r: r, close: closeDec}, tr: tar.NewReader(r)}
+	}
+	for {
+		_, err := t.cur.tr.Next()
+		if err != nil {
+			t.cur.close()
+			t.cur = nil
+			t.mu.Unlock()
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, nil, fmt.Errorf("could not read the tar file: %w", err)
+		}
+		o := t.cur.next
+		t.cur.next++
+		if o == m.ordinal {
+			return io.LimitReader(t.cur.tr, m.size), t.mu.Unlock, nil
+		}
+	}
+}
+
+// withStream hands the content stream of a member to fn.
+func (t *tarArchive) withStream(e *entry, fn func(*stream) error) error {
+	r, done, err := t.member(e.member)
+	if err != nil {
+		return &Error{Path: e.key, Err: err, Msg: err.Error()}
+	}
+	defer done()
+	kind := kindSegment
+	if e.name.History {
+		kind = kindHistory
+	}
+	st, err := openStream(bufio.NewReaderSize(r, 64<<10), e.key, kind)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+// open opens a member as a segment file: in place for a plain member of a
+// plain tar, materialised otherwise.
+func (t *tarArchive) open(e *entry) (*sectionFile, error) {
+	var out *sectionFile
+	err := t.withStream(e, func(st *stream) error {
+		inPlace := st.comp == None && e.member.offset >= 0
+		var c *content
+		if !inPlace || e.name.SHA1 != "" {
+			var err error
+			if c, err = e.read(st, !inPlace); err != nil {
+				return err
+			}
+		}
+		if inPlace {
+			f, err := os.Open(t.path)
+			if err != nil {
+				return err
+			}
+			out = &sectionFile{ReaderAt: io.NewSectionReader(f, e.member.offset, e.member.size), c: f}
+			return nil
+		}
+		out = &sectionFile{ReaderAt: bytes.NewReader(c.data)}
+		return nil
+	})
+	return out, err
+}
+
+func (t *tarArchive) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur != nil {
+		t.cur.close()
+		t.cur = nil
+	}
+}
+
+// sectionFile is an xlog.File over a reader at.
+type sectionFile struct {
+	io.ReaderAt
+	c io.Closer
+}
+
+func (f *sectionFile) Close() error {
+	if f.c != nil {
+		return f.c.Close()
+	}
+	return nil
+}
