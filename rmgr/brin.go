@@ -27,5 +27,6 @@ var brinNames = nameTable(
 var brinManager = Manager{
 	ID:       xlog.RmgrBRIN,
 	Name:     "BRIN",
+	Desc:     brinDesc,
 	Identify: func(_ xlog.Version, info uint8) string { return brinNames.masked(info) },
 }

@@ -70,6 +70,7 @@ var (
 var btreeManager = Manager{
 	ID:   xlog.RmgrBtree,
 	Name: "Btree",
+	Desc: btreeDesc,
 	Identify: func(v xlog.Version, info uint8) string {
 		switch {
 		case v >= xlog.V13:

@@ -30,6 +30,7 @@ var (
 var ginManager = Manager{
 	ID:   xlog.RmgrGin,
 	Name: "Gin",
+	Desc: ginDesc,
 	Identify: func(v xlog.Version, info uint8) string {
 		if v >= xlog.V12 {
 			return ginNames12.masked(info)

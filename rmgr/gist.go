@@ -34,6 +34,7 @@ var (
 var gistManager = Manager{
 	ID:   xlog.RmgrGist,
 	Name: "Gist",
+	Desc: gistDesc,
 	Identify: func(v xlog.Version, info uint8) string {
 		switch {
 		case v >= xlog.V13:

@@ -26,5 +26,6 @@ var hashNames = nameTable(
 var hashManager = Manager{
 	ID:       xlog.RmgrHash,
 	Name:     "Hash",
+	Desc:     hashDesc,
 	Identify: func(_ xlog.Version, info uint8) string { return hashNames.masked(info) },
 }

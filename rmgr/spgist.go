@@ -27,6 +27,7 @@ var (
 var spgManager = Manager{
 	ID:   xlog.RmgrSPGist,
 	Name: "SPGist",
+	Desc: spgDesc,
 	Identify: func(v xlog.Version, info uint8) string {
 		if v >= xlog.V12 {
 			return spgNames12.masked(info)

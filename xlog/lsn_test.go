@@ -4,7 +4,7 @@ import "testing"
 
 func TestLSNFormat(t *testing.T) {
 	for _, c := range []struct {
-		lsn          LSN
+		lsn           LSN
 		plain, padded string
 	}{
 		{0, "0/0", "0/00000000"},

@@ -39,7 +39,7 @@ func openMapped(path string) (File, error) {
 	if err != nil || os.Getenv("WALSCOPE_NO_MMAP") != "" || st.Size() == 0 || st.Size() > MaxSegmentSize || !st.Mode().IsRegular() {
 		return f, nil
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, mmapFlags)
 	if err != nil {
 		return f, nil // fall back to pread
 	}

@@ -350,6 +350,10 @@ func (r *Reader) Spans(n int) []Span {
 	return out
 }
 
+// LastSegmentEnd is the end of the last segment file of the stream: the
+// furthest the WAL can go.
+func (r *Reader) LastSegmentEnd() LSN { return LSN((r.maxSegNo + 1) * uint64(r.segSize)) }
+
 // Span is a stretch of the stream: the records that start in [Start, Stop);
 // Stop 0 means to the end.
 type Span struct {

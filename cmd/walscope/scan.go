@@ -82,6 +82,12 @@ func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
 	if len(spans) <= 1 {
 		spans = []xlog.Span{{Start: in.opts.Start}}
 	}
+	wholeEnd := r.LastSegmentEnd()
+	if in.opts.End != 0 {
+		wholeEnd = min(wholeEnd, in.opts.End)
+	}
+	bar := startProgress(stderr, quiet, int64(wholeEnd)-int64(r.Start()), int64(r.SegmentSize()))
+	defer bar.finish()
 	r.Close()
 
 	readSpan := func(index int, sp xlog.Span, sink recordSink, limit int) spanResult {
@@ -98,8 +104,13 @@ func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
 		dec := decode.NewDecoder(blcksz)
 		shown := 0
 		var prev xlog.LSN
+		reported := sp.Start
 		for {
 			rec, err := r.Next()
+			if bar != nil && rec != nil && rec.EndLSN-reported > 1<<20 {
+				bar.add(int64(rec.EndLSN - reported))
+				reported = rec.EndLSN
+			}
 			if err != nil {
 				res.err, res.end = err, r.EndLSN()
 				return res

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// progress shows a bar on stderr for long runs: WAL bytes and segments done,
+// rate and time left. Only when stderr is a terminal, never with --quiet.
+type progress struct {
+	done    atomic.Int64 // WAL bytes read
+	total   int64
+	segSize int64
+	bar     *progressbar.ProgressBar
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// startProgress returns nil when no bar should be shown.
+func startProgress(stderr io.Writer, quiet bool, total, segSize int64) *progress {
+	if quiet || total <= 0 || !isTerminal(stderr) {
+		return nil
+	}
+	p := &progress{total: total, segSize: segSize, stop: make(chan struct{}), stopped: make(chan struct{})}
+	p.bar = progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetDescription("reading WAL"),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+	)
+	go func() {
+		defer close(p.stopped)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				d := p.done.Load()
+				p.bar.Describe("reading WAL, segment " + itoa(d/p.segSize) + "/" + itoa((p.total+p.segSize-1)/p.segSize))
+				p.bar.Set64(d)
+			}
+		}
+	}()
+	return p
+}
+
+// add records n more WAL bytes read.
+func (p *progress) add(n int64) {
+	if p != nil {
+		p.done.Add(n)
+	}
+}
+
+func (p *progress) finish() {
+	if p == nil {
+		return
+	}
+	close(p.stop)
+	<-p.stopped
+	p.bar.Finish()
+}
+
+func itoa(v int64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
