@@ -15,17 +15,6 @@ import (
 	"github.com/walscope/walscope/xlog"
 )
 
-// describes reports whether the resource manager named name has its
-// descriptions implemented; its lines must then equal pg_waldump's exactly.
-func describes(name string) bool {
-	for id := 0; id < 256; id++ {
-		if m := rmgr.Lookup(xlog.RmgrID(id)); m != nil && m.Name == name {
-			return m.Desc != nil
-		}
-	}
-	return false
-}
-
 // refError matches pg_waldump's closing error line.
 var refError = regexp.MustCompile(`error in WAL record at [0-9A-F]+/[0-9A-F]+: (.*)`)
 
@@ -65,61 +54,32 @@ func TestDumpMatchesPgWaldump(t *testing.T) {
 	}
 }
 
-// compareDump compares walscope's dump with pg_waldump's. Until every
-// description is implemented, a record line must equal pg_waldump's up to and
-// including the record type name, and its block references must be equal.
+// compareDump compares walscope's dump with pg_waldump's line by line, byte
+// for byte, and reports the first differing line.
 func compareDump(t *testing.T, name, got, want string) {
 	t.Helper()
+	if got == want {
+		return
+	}
 	g := strings.Split(got, "\n")
 	w := strings.Split(want, "\n")
-	records := func(lines []string) int {
-		n := 0
-		for _, l := range lines {
-			if strings.HasPrefix(l, "rmgr: ") {
-				n++
-			}
-		}
-		return n
-	}
-	if gn, wn := records(g), records(w); gn != wn {
-		t.Errorf("%s: %d records, pg_waldump printed %d", name, gn, wn)
-	}
 	for i := 0; i < len(g) && i < len(w); i++ {
-		if !lineMatches(g[i], w[i]) {
+		if g[i] != w[i] {
 			t.Errorf("%s: line %d differs:\n got: %s\nwant: %s", name, i+1, g[i], w[i])
 			return
 		}
 	}
-	if len(g) != len(w) {
-		t.Errorf("%s: %d lines, pg_waldump printed %d", name, len(g), len(w))
-	}
+	t.Errorf("%s: %d lines, pg_waldump printed %d", name, len(g), len(w))
 }
 
-func lineMatches(got, want string) bool {
-	if got == want {
-		return true
+// TestEveryManagerDescribes: every built-in resource manager has its
+// descriptions, so every line is compared whole.
+func TestEveryManagerDescribes(t *testing.T) {
+	for id := xlog.RmgrID(0); id <= xlog.RmgrMaxBuiltin; id++ {
+		if m := rmgr.Lookup(id); m == nil || m.Desc == nil {
+			t.Errorf("resource manager %d (%s) has no descriptions", id, rmgr.Name(id))
+		}
 	}
-	if !strings.HasPrefix(got, "rmgr: ") {
-		return false
-	}
-	if f := strings.Fields(got); len(f) > 1 && describes(f[1]) {
-		return false // this resource manager's descriptions are complete
-	}
-	// got is "...desc: NAME " followed by its block references; the
-	// description proper is still empty.
-	const blk = ", blkref #"
-	gh, gb := got, ""
-	if i := strings.Index(got, blk); i >= 0 {
-		gh, gb = got[:i], got[i:]
-	}
-	if !strings.HasPrefix(want, gh) && !strings.HasPrefix(want+" ", gh) {
-		return false
-	}
-	wb := ""
-	if i := strings.Index(want, blk); i >= 0 {
-		wb = want[i:]
-	}
-	return gb == wb
 }
 
 // TestSaveFullpageMatchesPgWaldump18 checks --save-fullpage against the file

@@ -39,13 +39,13 @@ func TestDirectoryFollowsTimelines(t *testing.T) {
 				t.Fatalf("%d lines, want %d + %d (+ crossing records)", len(g), len(w1), len(w2))
 			}
 			for i, l := range w1 {
-				if !lineMatches(g[i], l) {
+				if g[i] != l {
 					t.Fatalf("timeline 1 line %d:\n got: %s\nwant: %s", i+1, g[i], l)
 				}
 			}
 			off := len(g) - len(w2)
 			for i, l := range w2 {
-				if !lineMatches(g[off+i], l) {
+				if g[off+i] != l {
 					t.Fatalf("timeline 2 line %d:\n got: %s\nwant: %s", i+1, g[off+i], l)
 				}
 			}
@@ -57,7 +57,7 @@ func TestDirectoryFollowsTimelines(t *testing.T) {
 				t.Fatalf("--timeline 1: exit %d, %d lines (want at least %d), stderr %q", code, len(g1), len(w1), stderr)
 			}
 			for i, l := range w1 {
-				if !lineMatches(g1[i], l) {
+				if g1[i] != l {
 					t.Fatalf("--timeline 1 line %d:\n got: %s\nwant: %s", i+1, g1[i], l)
 				}
 			}
