@@ -110,111 +110,144 @@ func problemOf(err error, class Class) Problem {
 	return p
 }
 
+// spanReport is what one reader found in one span of the stream.
+type spanReport struct {
+	problems    []Problem
+	pending     []Problem // end-like problems after the span's last record
+	records     uint64
+	recordBytes uint64
+	segments    map[string]bool
+	tls         map[xlog.TimeLineID]*TimelineRange
+	first       xlog.LSN // first record read
+	firstPrev   xlog.LSN // its xl_prev
+	firstClean  bool     // read before any problem in the span
+	last        xlog.LSN // last record read
+	end         xlog.LSN // where the next record would start
+	clean       bool     // the span ended at its stop with no problem after its last record
+	err         error
+}
+
 // Verify reads the whole stream of src, checking every page header, record,
 // prev link and segment, and reports every problem: after a damaged stretch it
-// resynchronises at the next page that tells where a record starts. A magic
-// of a known version on a damaged page is an invalid page header; an unknown
-// one at the start of a file is an unknown version.
-func Verify(src xlog.Source, opts xlog.Options, blockSize int) (*VerifyReport, error) {
+// resynchronises at the next page that tells where a record starts. With
+// workers > 1 the stream is cut into spans of whole segments verified in
+// parallel; their findings are merged in WAL order, and each join is checked
+// (the first record of a span must start where the previous span ended and
+// name its last record as xl_prev).
+func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*VerifyReport, error) {
 	r, err := xlog.NewReader(src, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
 	rep := &VerifyReport{
 		Version: int(r.Version()), SystemID: r.SystemID(), SegmentSize: r.SegmentSize(), PageSize: r.PageSize(),
 		ByClass: map[Class]int{},
 	}
-	dec := decode.NewDecoder(blockSize)
+	spans := []xlog.Span{{Start: r.Start()}}
+	if workers > 1 {
+		if sp := r.Spans(max(1, verifySpanBytes/int(r.SegmentSize()))); len(sp) > 1 {
+			spans = sp
+		}
+	}
+	r.Close()
+	results := make([]chan *spanReport, len(spans))
+	for i := range results {
+		results[i] = make(chan *spanReport, 1)
+	}
+	go func() {
+		sem := make(chan struct{}, max(workers, 1))
+		for i, sp := range spans {
+			sem <- struct{}{}
+			go func() {
+				o := opts
+				o.Start, o.StopAt = sp.Start, sp.Stop
+				results[i] <- verifySpan(src, o, blockSize)
+				<-sem
+			}()
+		}
+	}()
 	segments := map[string]bool{}
 	tls := map[xlog.TimeLineID]*TimelineRange{}
-	var pending []Problem
-	flush := func() {
-		rep.Problems = append(rep.Problems, pending...)
-		pending = pending[:0]
+	var carry []Problem // end-like problems awaiting a later record
+	var prevEnd, prevLast xlog.LSN
+	prevClean := false
+	seen := map[string]bool{}
+	addProblem := func(p Problem) {
+		key := string(p.Class) + " " + p.LSNStr
+		if seen[key] {
+			return // met again by the next span's reader
+		}
+		seen[key] = true
+		rep.Problems = append(rep.Problems, p)
 	}
-	add := func(err error) {
-		c := Classify(err)
-		p := problemOf(err, c)
-		if errors.Is(err, xlog.ErrMagic) && p.Offset%int64(r.SegmentSize()) != 0 {
-			p.Class = ClassPageHeader // a damaged page inside a good file
+	for i := range spans {
+		s := <-results[i]
+		if s.err != nil {
+			return nil, s.err
 		}
-		if p.File != "" {
-			segments[p.File] = true
+		for f := range s.segments {
+			segments[f] = true
 		}
-		if endLike(p.Class) {
-			pending = append(pending, p)
-		} else {
-			rep.Problems = append(rep.Problems, p)
+		if s.records > 0 {
+			for _, p := range carry {
+				if p.Resume == "" {
+					p.Resume = s.first.String()
+				}
+				addProblem(p)
+			}
+			carry = carry[:0]
+			if prevClean && s.firstClean && (s.first != prevEnd || s.firstPrev != prevLast) {
+				msg := "record with incorrect prev-link " + s.firstPrev.String() + " at " + s.first.String()
+				if s.first != prevEnd {
+					msg = "the record after " + prevLast.String() + " should start at " + prevEnd.String() + ", the next one found starts at " + s.first.String()
+				}
+				addProblem(Problem{Class: ClassRecordHeader, LSN: s.first, LSNStr: s.first.String(), Message: msg})
+			}
 		}
+		for _, p := range s.problems {
+			addProblem(p)
+		}
+		for _, p := range s.pending {
+			dup := false
+			for _, c := range carry {
+				dup = dup || c.Class == p.Class && c.LSN == p.LSN
+			}
+			if !dup {
+				carry = append(carry, p)
+			}
+		}
+		rep.Records += s.records
+		rep.RecordBytes += s.recordBytes
+		for tli, t := range s.tls {
+			if m := tls[tli]; m == nil {
+				c := *t
+				tls[tli] = &c
+			} else {
+				m.end = t.end
+				m.Records += t.Records
+			}
+		}
+		if s.records > 0 {
+			prevEnd, prevLast = s.end, s.last
+		}
+		prevClean = s.clean && (s.records > 0 || prevClean)
 	}
-	var prev xlog.LSN
-	for {
-		rec, err := r.Next()
-		if err == nil {
-			if len(pending) > 0 {
-				// WAL goes on: what looked like an end was damage.
-				for i := range pending {
-					if pending[i].Resume == "" {
-						pending[i].Resume = rec.LSN.String()
-					}
-				}
-				flush()
-			}
-			segments[rec.Segment] = true
-			rep.Records++
-			rep.RecordBytes += uint64(rec.Header.TotLen)
-			t := tls[rec.TLI]
-			if t == nil {
-				t = &TimelineRange{TLI: rec.TLI, start: rec.LSN}
-				tls[rec.TLI] = t
-			}
-			t.end = rec.EndLSN
-			t.Records++
-			if _, err := dec.Decode(rec, prev); err != nil {
-				if de, ok := errors.AsType[*decode.Error](err); ok {
-					rep.Problems = append(rep.Problems, Problem{Class: ClassRecordHeader, File: rec.Segment,
-						Offset: int64(uint64(rec.LSN) % uint64(rec.SegSize)), LSN: rec.LSN, LSNStr: rec.LSN.String(), Message: de.Msg})
-				}
-			}
-			prev = rec.LSN
-			continue
-		}
-		if err == io.EOF {
-			break
-		}
-		add(err)
-		resumed := false
-		for !resumed {
-			at, rerr := r.Resync()
-			switch {
-			case rerr == nil:
-				resumed = true
-				if len(rep.Problems) > 0 && rep.Problems[len(rep.Problems)-1].Resume == "" {
-					rep.Problems[len(rep.Problems)-1].Resume = at.String()
-				}
-			case rerr == io.EOF:
-				goto done
-			default:
-				add(rerr)
-			}
-		}
-	}
-done:
-	if len(pending) > 0 {
-		first := pending[0]
+	if len(carry) > 0 {
+		first := carry[0]
 		if first.Class == ClassCRC || first.Class == ClassMissingSegment {
 			if first.Class == ClassCRC {
 				first.Class = ClassZeroedTorn // a torn last record
 			}
-			rep.Problems = append(rep.Problems, first)
+			addProblem(first)
 		} else {
 			end := first
 			end.Class = ClassEnd
 			rep.End = &end
 		}
-		for _, p := range pending[1:] {
-			rep.AfterEnd = append(rep.AfterEnd, p)
+		for _, p := range carry[1:] {
+			if !seen[string(p.Class)+" "+p.LSNStr] {
+				rep.AfterEnd = append(rep.AfterEnd, p)
+			}
 		}
 	}
 	for _, p := range rep.Problems {
@@ -233,4 +266,97 @@ done:
 	return rep, nil
 }
 
+// verifySpan verifies the records that start in one span.
+func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
+	s := &spanReport{segments: map[string]bool{}, tls: map[xlog.TimeLineID]*TimelineRange{}}
+	r, err := xlog.NewReader(src, opts)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	defer r.Close()
+	dec := decode.NewDecoder(blockSize)
+	troubled := false     // a problem met in this span
+	troubledLast := false // a problem met since the last record
+	add := func(err error) {
+		troubled, troubledLast = true, true
+		c := Classify(err)
+		p := problemOf(err, c)
+		if errors.Is(err, xlog.ErrMagic) && p.Offset%int64(r.SegmentSize()) != 0 {
+			p.Class = ClassPageHeader // a damaged page inside a good file
+		}
+		if p.File != "" {
+			s.segments[p.File] = true
+		}
+		if endLike(p.Class) {
+			s.pending = append(s.pending, p)
+		} else {
+			s.problems = append(s.problems, p)
+		}
+	}
+	var prev xlog.LSN
+	for {
+		rec, err := r.Next()
+		if err == nil {
+			if len(s.pending) > 0 {
+				// WAL goes on: what looked like an end was damage.
+				for i := range s.pending {
+					if s.pending[i].Resume == "" {
+						s.pending[i].Resume = rec.LSN.String()
+					}
+				}
+				s.problems = append(s.problems, s.pending...)
+				s.pending = s.pending[:0]
+			}
+			if s.records == 0 {
+				s.first, s.firstPrev, s.firstClean = rec.LSN, rec.Header.Prev, !troubled
+			}
+			troubledLast = false
+			s.segments[rec.Segment] = true
+			s.records++
+			s.recordBytes += uint64(rec.Header.TotLen)
+			s.last, s.end = rec.LSN, rec.EndLSN
+			t := s.tls[rec.TLI]
+			if t == nil {
+				t = &TimelineRange{TLI: rec.TLI, start: rec.LSN}
+				s.tls[rec.TLI] = t
+			}
+			t.end = rec.EndLSN
+			t.Records++
+			if _, err := dec.Decode(rec, prev); err != nil {
+				if de, ok := errors.AsType[*decode.Error](err); ok {
+					s.problems = append(s.problems, Problem{Class: ClassRecordHeader, File: rec.Segment,
+						Offset: int64(uint64(rec.LSN) % uint64(rec.SegSize)), LSN: rec.LSN, LSNStr: rec.LSN.String(), Message: de.Msg})
+				}
+			}
+			prev = rec.LSN
+			continue
+		}
+		if err == io.EOF {
+			s.clean = !troubledLast
+			if s.records > 0 && r.EndLSN() > s.end {
+				s.end = r.EndLSN() // where the next span's first record starts
+			}
+			return s
+		}
+		add(err)
+		for {
+			at, rerr := r.Resync()
+			if rerr == nil {
+				if n := len(s.problems); n > 0 && s.problems[n-1].Resume == "" {
+					s.problems[n-1].Resume = at.String()
+				}
+				break
+			}
+			if rerr == io.EOF {
+				return s
+			}
+			add(rerr)
+		}
+	}
+}
+
 func (c Class) String() string { return string(c) }
+
+// verifySpanBytes is the WAL each parallel verify span covers.
+var verifySpanBytes = 64 << 20

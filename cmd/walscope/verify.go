@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -37,7 +38,11 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"))
+	workers := runtime.GOMAXPROCS(0)
+	if j := c.Int("jobs"); j > 0 {
+		workers = j
+	}
+	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"), workers)
 	if err != nil {
 		if xe, ok := errors.AsType[*xlog.Error](err); ok {
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("%s [file %s]", xe.Msg, xe.File)}
