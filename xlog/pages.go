@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 )
 
 // readPage makes the page at pagePtr current and returns it, its header
@@ -132,19 +133,18 @@ func (r *Reader) openSegment(segno uint64) error {
 			return nil
 		}
 		// The read window holds the whole segment up to 16 MiB, and never
-		// more than the file can fill.
+		// more than the file can fill. Windows are pooled: a fresh buffer
+		// costs page faults on every run and every parallel span.
 		want := int64(min(r.segSize, 16<<20))
 		if sf.Size > 0 && sf.Size < want {
 			ps := int64(r.pageSize)
 			want = (sf.Size + ps - 1) / ps * ps
 		}
-		if int64(cap(r.win)) < want || int64(len(r.win)) != want {
-			if int64(cap(r.win)) >= want {
-				r.win = r.win[:want]
-			} else {
-				r.win = make([]byte, want)
-			}
+		if int64(cap(r.win)) < want {
+			putWindow(r.win)
+			r.win = getWindow(int(want))
 		}
+		r.win = r.win[:want]
 		return nil
 	}
 	if segno > r.maxSegNo {
@@ -220,4 +220,20 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// windowPool keeps read windows between readers.
+var windowPool sync.Pool
+
+func getWindow(n int) []byte {
+	if b, ok := windowPool.Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putWindow(b []byte) {
+	if cap(b) > 0 {
+		windowPool.Put(&b)
+	}
 }

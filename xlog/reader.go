@@ -270,6 +270,8 @@ func (r *Reader) Timelines() []Timeline { return r.plan }
 
 // Close closes the current segment file.
 func (r *Reader) Close() error {
+	putWindow(r.win)
+	r.win, r.winLoaded = nil, false
 	if r.seg.open {
 		r.seg.open = false
 		return r.seg.f.Close()

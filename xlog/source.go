@@ -123,7 +123,7 @@ func (s *DirSource) Segments() []SegmentFile { return s.files }
 func (s *DirSource) Histories() map[TimeLineID]string { return s.histories }
 
 // Open implements Source.
-func (s *DirSource) Open(f SegmentFile) (File, error) { return openMapped(f.Path) }
+func (s *DirSource) Open(f SegmentFile) (File, error) { return os.Open(f.Path) }
 
 func parseHistoryName(name string) (TimeLineID, bool) {
 	hex, ok := strings.CutSuffix(name, ".history")

@@ -325,7 +325,7 @@ func (s *Source) addFile(path string, st fs.FileInfo, strict bool) error {
 		return s.addTar(path)
 	}
 	if strict {
-		return fmt.Errorf("%s: %w: neither a WAL segment or history file name nor a tar file", path, xlog.ErrSyntax)
+		return &Error{Path: path, Err: ErrUnrecognized, Msg: "not a WAL segment or history file (by its name), nor a tar file"}
 	}
 	return nil
 }
@@ -479,9 +479,3 @@ func plainSize(e *entry) (int64, bool) {
 
 // ErrLayout reports a directory whose layout is ambiguous.
 var ErrLayout = errors.New("ambiguous archive layout")
-
-// discard drains r.
-func discard(r io.Reader) error {
-	_, err := io.Copy(io.Discard, r)
-	return err
-}

@@ -119,18 +119,50 @@ func detect(head []byte) (c Compression, encrypted string) {
 	return "", ""
 }
 
-// pgpPacket reports whether b starts like a binary OpenPGP message: a
-// public-key or symmetric-key encrypted session key packet (tags 1 and 3), in
-// the old or new packet format, as gpg and wal-g's openpgp crypter write.
+// pgpPacket reports whether b starts like a binary OpenPGP message, as gpg
+// and wal-g's openpgp crypter write: a public-key encrypted session key
+// packet (tag 1, version 3 or 6) or a symmetric-key one (tag 3, version 4 to
+// 6, with a known cipher), in the old or the new packet format.
 func pgpPacket(b []byte) bool {
-	if len(b) < 2 {
+	if len(b) < 8 || b[0]&0x80 == 0 {
 		return false
 	}
-	switch b[0] {
-	case 0x84, 0x85, 0x86, 0x8c, 0x8d, 0x8e: // old format, tag 1 or 3
-		return true
-	case 0xc1, 0xc3: // new format
-		return true
+	var tag byte
+	body := 0 // offset of the packet body
+	if b[0]&0x40 == 0 { // old format: tag in bits 5-2, length type in bits 1-0
+		tag = b[0] >> 2 & 0x0f
+		switch b[0] & 3 {
+		case 0:
+			body = 2
+		case 1:
+			body = 3
+		case 2:
+			body = 5
+		default:
+			return false
+		}
+	} else { // new format
+		tag = b[0] & 0x3f
+		switch l := b[1]; {
+		case l < 192:
+			body = 2
+		case l < 224:
+			body = 3
+		case l == 255:
+			body = 6
+		default:
+			return false
+		}
+	}
+	if body+2 >= len(b) {
+		return false
+	}
+	v := b[body]
+	switch tag {
+	case 1:
+		return v == 3 || v == 6
+	case 3:
+		return (v == 4 || v == 5 || v == 6) && b[body+1] >= 1 && b[body+1] <= 13
 	}
 	return false
 }
@@ -316,9 +348,12 @@ func newDecoder(c Compression, raw io.Reader) (io.Reader, func(), error) {
 	case Bzip2:
 		return bzip2.NewReader(raw), nil, nil
 	case XZ:
-		xr, err := xz.ReaderConfig{DictCap: xlog.MaxSegmentSize}.NewReader(raw)
+		// DictCap is a minimum here: the block headers give the size.
+		xr, err := xz.NewReader(raw)
 		return xr, nil, err
 	case LZMA:
+		// DictCap is a maximum here; the reader also keeps the dictionary
+		// within the size the header declares.
 		lr, err := lzma.ReaderConfig{DictCap: xlog.MaxSegmentSize}.NewReader(raw)
 		return lr, nil, err
 	case Brotli:
@@ -352,6 +387,23 @@ func (s *stream) readErr(path string, kind contentKind, err error) error {
 	return corrupt(path, s.comp, err)
 }
 
+// checkHead checks that the first bytes of a stream's content are the
+// expected kind of content.
+func checkHead(s *stream, path string, kind contentKind, head []byte) error {
+	ok := walLike(head)
+	if kind == kindHistory {
+		ok = textLike(head)
+	}
+	if ok && !(s.trial && len(head) == 0) {
+		return nil
+	}
+	if s.comp == None || s.trial {
+		return unrecognized(path, kind)
+	}
+	return &Error{Path: path, Err: ErrUnrecognized, Msg: fmt.Sprintf(
+		"encrypted or unrecognised file: its %s content is not %s", s.comp, map[contentKind]string{kindSegment: "WAL", kindHistory: "a timeline history file"}[kind])}
+}
+
 // segmentLimit is the largest content a segment file may have once its first
 // bytes are known: the long header's segment size, or the smallest segment
 // size when the header does not give a valid one (the reader then reports the
@@ -382,16 +434,8 @@ func readAll(s *stream, path string, kind contentKind, keep, partial bool, sink 
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, s.readErr(path, kind, err)
 	}
-	ok := walLike(head)
-	if kind == kindHistory {
-		ok = textLike(head)
-	}
-	if !ok || (s.trial && n == 0) {
-		if s.comp == None || s.trial {
-			return nil, unrecognized(path, kind)
-		}
-		return nil, &Error{Path: path, Err: ErrUnrecognized, Msg: fmt.Sprintf(
-			"encrypted or unrecognised file: its %s content is not %s", s.comp, map[contentKind]string{kindSegment: "WAL", kindHistory: "a timeline history file"}[kind])}
+	if err := checkHead(s, path, kind, head); err != nil {
+		return nil, err
 	}
 	limit := historyLimit
 	if kind == kindSegment {

@@ -1,11 +1,15 @@
 package archive
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -51,6 +55,8 @@ type FileFact struct {
 	// Size is the decompressed size, -1 if the file could not be read.
 	Size        int64       `json:"size"`
 	Compression Compression `json:"compression,omitempty"` // "" if unknown (encrypted, unreadable)
+	// IndexCompression is what an index says (Barman's xlog.db).
+	IndexCompression string `json:"index_compression,omitempty"`
 	// From the long page header of a segment.
 	SystemID    uint64 `json:"system_id,omitempty"`
 	Version     int    `json:"pg_version,omitempty"`
@@ -67,11 +73,56 @@ type FileFact struct {
 // with the problems found: duplicates with different content, files of
 // another system, gaps per timeline, encrypted, unrecognised and unreadable
 // files. Files are read in parallel; members of a compressed tar in order.
-func (s *Source) Facts() ([]FileFact, error) {
+func (s *Source) Facts() ([]FileFact, error) { return s.FactsWith(FactsOptions{}) }
+
+// FactsOptions tune FactsWith.
+type FactsOptions struct {
+	// Quick reads only the first bytes of each file. The decompressed size
+	// is then the one the format declares (a plain file's size, gzip's ISIZE,
+	// the content size in zstd and lz4 frame headers), -1 where it declares
+	// none; pgBackRest's SHA-1 is not checked; and content hashes are
+	// computed only for segments stored more than once, to compare them.
+	Quick bool
+}
+
+// FactsWith is Facts with options.
+func (s *Source) FactsWith(o FactsOptions) ([]FileFact, error) {
 	facts := make([]FileFact, len(s.entries))
+	all := make([]int, len(s.entries))
+	for i := range all {
+		all[i] = i
+	}
+	if !o.Quick {
+		s.each(all, func(i int) { facts[i] = s.fact(s.entries[i]) })
+	} else {
+		s.each(all, func(i int) { facts[i] = s.quickFact(s.entries[i]) })
+		byName := map[string][]int{}
+		for i, f := range facts {
+			byName[f.Name] = append(byName[f.Name], i)
+		}
+		var dups []int
+		for _, idx := range byName {
+			if len(idx) > 1 {
+				dups = append(dups, idx...)
+			}
+		}
+		s.each(dups, func(i int) { facts[i] = s.fact(s.entries[i]) })
+	}
+	var ref uint64
+	if s.repo != nil {
+		ref = s.repo.SystemID
+	}
+	crossCheck(facts, ref)
+	return facts, nil
+}
+
+// each calls fn for the entries idx in parallel, the members of one
+// compressed tar in order on one goroutine.
+func (s *Source) each(idx []int, fn func(int)) {
 	var jobs [][]int
 	byTar := map[*tarArchive]int{}
-	for i, e := range s.entries {
+	for _, i := range idx {
+		e := s.entries[i]
 		if e.tar != nil && e.member.offset < 0 {
 			if j, ok := byTar[e.tar]; ok {
 				jobs[j] = append(jobs[j], i)
@@ -82,18 +133,18 @@ func (s *Source) Facts() ([]FileFact, error) {
 		jobs = append(jobs, []int{i})
 	}
 	for _, j := range byTar {
-		idx := jobs[j]
-		sort.Slice(idx, func(a, b int) bool { return s.entries[idx[a]].member.ordinal < s.entries[idx[b]].member.ordinal })
+		m := jobs[j]
+		sort.Slice(m, func(a, b int) bool { return s.entries[m[a]].member.ordinal < s.entries[m[b]].member.ordinal })
 	}
 	work := make(chan []int)
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for idx := range work {
-				for _, i := range idx {
-					facts[i] = s.fact(s.entries[i])
+			for job := range work {
+				for _, i := range job {
+					fn(i)
 				}
 			}
 		}()
@@ -103,13 +154,12 @@ func (s *Source) Facts() ([]FileFact, error) {
 	}
 	close(work)
 	wg.Wait()
-	crossCheck(facts)
-	return facts, nil
 }
 
-func (s *Source) fact(e *entry) FileFact {
+// baseFact is what an entry's name and place say.
+func baseFact(e *entry) FileFact {
 	f := FileFact{Name: e.name.Canonical, Timeline: e.name.TLI, Layout: e.layout, Path: e.file,
-		StoredSize: e.size, Size: -1, Kind: "segment"}
+		StoredSize: e.size, Size: -1, Kind: "segment", IndexCompression: e.hint}
 	switch {
 	case e.name.History:
 		f.Kind = "history"
@@ -120,6 +170,134 @@ func (s *Source) fact(e *entry) FileFact {
 		f.Member = e.member.name
 	}
 	f.Problems = append(f.Problems, e.problems...)
+	return f
+}
+
+// headerFacts records what a segment's long page header says.
+func (f *FileFact) headerFacts(head []byte) {
+	if f.Kind == "history" {
+		return
+	}
+	if ph, ok := xlog.ParsePageHeader(head); ok && ph.Long() {
+		f.SystemID, f.SegmentSize = ph.SystemID, ph.SegmentSize
+		if v, ok := xlog.VersionFromMagic(ph.Magic); ok {
+			f.Version = int(v)
+		}
+	}
+}
+
+// quickFact reads the first bytes of an entry only.
+func (s *Source) quickFact(e *entry) FileFact {
+	f := baseFact(e)
+	if e.missing {
+		return f
+	}
+	kind := kindSegment
+	if e.name.History {
+		kind = kindHistory
+	}
+	err := s.withStream(e, func(st *stream) error {
+		f.Compression = st.comp
+		head := make([]byte, xlog.LongPageHeaderSize)
+		n, err := io.ReadFull(st.r, head)
+		head = head[:n]
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return st.readErr(e.key, kind, err)
+		}
+		if err := checkHead(st, e.key, kind, head); err != nil {
+			return err
+		}
+		f.headerFacts(head)
+		f.Size = declaredSize(e, st.comp)
+		if limit := int64(segmentLimit(head)); kind == kindSegment && f.Size > limit {
+			return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
+				"refused: its %s header declares %d bytes, more than the segment size of %d bytes that its long page header gives", st.comp, f.Size, limit)}
+		}
+		return nil
+	})
+	if err != nil {
+		f.Problems = append(f.Problems, problemOf(err))
+		if errors.Is(err, ErrEncrypted) || errors.Is(err, ErrUnrecognized) {
+			f.Compression = ""
+		}
+	}
+	return f
+}
+
+// declaredSize returns the decompressed size an entry's format declares, or
+// -1: the stored size of plain content, gzip's ISIZE (modulo 2^32, of the
+// last member), the content size of the first zstd frame or of an lz4 frame.
+func declaredSize(e *entry, c Compression) int64 {
+	stored := e.size
+	if e.member != nil {
+		stored = e.member.size
+	}
+	if c == None {
+		return stored
+	}
+	if e.tar != nil && e.member.offset < 0 {
+		return -1 // inside a compressed tar: no random access
+	}
+	f, err := os.Open(e.file)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	var base int64
+	if e.member != nil {
+		base = e.member.offset
+	}
+	switch c {
+	case Gzip:
+		var b [4]byte
+		if stored < 18 {
+			return -1
+		}
+		if _, err := f.ReadAt(b[:], base+stored-4); err != nil {
+			return -1
+		}
+		return int64(binary.LittleEndian.Uint32(b[:]))
+	case Zstd:
+		var b [18]byte
+		n, _ := f.ReadAt(b[:], base)
+		if n < 6 || !bytes.HasPrefix(b[:], magicZstd) {
+			return -1
+		}
+		fhd := b[4]
+		single := fhd>>5&1 == 1
+		pos := 5
+		if !single {
+			pos++
+		}
+		pos += []int{0, 1, 2, 4}[fhd&3]
+		size := []int{0, 2, 4, 8}[fhd>>6]
+		if size == 0 && single {
+			size = 1
+		}
+		if size == 0 || pos+size > n {
+			return -1
+		}
+		var v uint64
+		for i := 0; i < size; i++ {
+			v |= uint64(b[pos+i]) << (8 * i)
+		}
+		if size == 2 {
+			v += 256
+		}
+		return int64(v)
+	case LZ4:
+		var b [14]byte
+		n, _ := f.ReadAt(b[:], base)
+		if n < 14 || !bytes.HasPrefix(b[:], magicLZ4) || b[4]&0x08 == 0 {
+			return -1
+		}
+		return int64(binary.LittleEndian.Uint64(b[6:14]))
+	}
+	return -1
+}
+
+func (s *Source) fact(e *entry) FileFact {
+	f := baseFact(e)
 	if e.missing {
 		return f
 	}
@@ -131,12 +309,7 @@ func (s *Source) fact(e *entry) FileFact {
 			return err
 		}
 		f.Size = c.size
-		if ph, ok := xlog.ParsePageHeader(c.head); ok && ph.Long() && !e.name.History {
-			f.SystemID, f.SegmentSize = ph.SystemID, ph.SegmentSize
-			if v, ok := xlog.VersionFromMagic(ph.Magic); ok {
-				f.Version = int(v)
-			}
-		}
+		f.headerFacts(c.head)
 		return nil
 	})
 	if err != nil {
@@ -173,9 +346,10 @@ func problemOf(err error) Problem {
 	return Problem{Kind: kind, Message: msg}
 }
 
-// crossCheck adds the problems that compare files: other systems,
+// crossCheck adds the problems that compare files: other systems (than
+// ref, the repository's own system identifier, or else the most common one),
 // duplicates with different content, gaps.
-func crossCheck(facts []FileFact) {
+func crossCheck(facts []FileFact, ref uint64) {
 	// The system: the most common system identifier.
 	sys := map[uint64]int{}
 	sizes := map[uint32]int{}
@@ -188,11 +362,15 @@ func crossCheck(facts []FileFact) {
 		}
 	}
 	main, n := mostCommon(sys)
+	why := fmt.Sprintf("where %d file(s) have %d", n, main)
+	if ref != 0 {
+		main, why = ref, fmt.Sprintf("where the repository's info file says %d", ref)
+	}
 	for i := range facts {
 		f := &facts[i]
 		if f.SystemID != 0 && f.SystemID != main {
 			f.Problems = append(f.Problems, Problem{Kind: ProblemOtherSystem, Message: fmt.Sprintf(
-				"from another system: system identifier %d, where %d file(s) have %d", f.SystemID, n, main)})
+				"from another system: system identifier %d, %s", f.SystemID, why)})
 		}
 	}
 	// Duplicates: the same name more than once, compared by content.
@@ -228,8 +406,8 @@ func crossCheck(facts []FileFact) {
 	byTLI := map[xlog.TimeLineID][]int{}
 	for i := range facts {
 		f := &facts[i]
-		if f.Kind == "history" {
-			continue
+		if f.Kind == "history" || f.has(ProblemMissing) {
+			continue // a file missing from the disk is part of a gap
 		}
 		n, ok := ParseName(f.Name)
 		if !ok {
@@ -257,6 +435,15 @@ func crossCheck(facts []FileFact) {
 	}
 }
 
+func (f *FileFact) has(k ProblemKind) bool {
+	for _, p := range f.Problems {
+		if p.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *FileFact) where() string {
 	if f.Member != "" {
 		return f.Path + ":" + f.Member
@@ -277,23 +464,23 @@ func mostCommon[K uint64 | uint32](m map[K]int) (K, int) {
 
 // TimelineSummary describes the segments of one timeline.
 type TimelineSummary struct {
-	TLI         xlog.TimeLineID `json:"timeline"`
-	Segments    int             `json:"segments"` // files, partial ones included
-	First       string          `json:"first"`
-	Last        string          `json:"last"`
-	Gaps        int             `json:"gaps"`
-	History     bool            `json:"history_file"`
+	TLI      xlog.TimeLineID `json:"timeline"`
+	Segments int             `json:"segments"` // files, partial ones included
+	First    string          `json:"first"`
+	Last     string          `json:"last"`
+	Gaps     int             `json:"gaps"`
+	History  bool            `json:"history_file"`
 }
 
 // Summary totals a list of facts.
 type Summary struct {
-	Files       int               `json:"files"`
-	Segments    int               `json:"segments"`
-	Histories   int               `json:"histories"`
-	StoredBytes int64             `json:"stored_bytes"`
-	Bytes       int64             `json:"bytes"`
-	SystemID    uint64            `json:"system_id,omitempty"`
-	Timelines   []TimelineSummary `json:"timelines"`
+	Files       int                 `json:"files"`
+	Segments    int                 `json:"segments"`
+	Histories   int                 `json:"histories"`
+	StoredBytes int64               `json:"stored_bytes"`
+	Bytes       int64               `json:"bytes"`
+	SystemID    uint64              `json:"system_id,omitempty"`
+	Timelines   []TimelineSummary   `json:"timelines"`
 	Problems    map[ProblemKind]int `json:"problems"`
 }
 

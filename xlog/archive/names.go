@@ -34,20 +34,22 @@ var compressionExts = []string{"gz", "zst", "zstd", "lz4", "bz2", "xz", "lzma", 
 func ParseName(base string) (Name, bool) {
 	var n Name
 	s := base
-	if rest, ok := strings.CutSuffix(s, ".partial"); ok {
-		s, n.Partial = rest, true
-	}
-	for _, e := range compressionExts {
-		if rest, ok := strings.CutSuffix(s, "."+e); ok {
-			s, n.Ext = rest, e
-			break
+	for changed := true; changed; {
+		changed = false
+		if rest, ok := strings.CutSuffix(s, ".partial"); ok && !n.Partial {
+			s, n.Partial, changed = rest, true, true
 		}
-	}
-	if rest, ok := strings.CutSuffix(s, ".partial"); ok {
-		s, n.Partial = rest, true
-	}
-	if rest, ok := strings.CutSuffix(s, "."); ok && n.Ext == "" {
-		s, n.Ext = rest, "."
+		if n.Ext == "" {
+			for _, e := range compressionExts {
+				if rest, ok := strings.CutSuffix(s, "."+e); ok {
+					s, n.Ext, changed = rest, e, true
+					break
+				}
+			}
+		}
+		if rest, ok := strings.CutSuffix(s, "."); ok && n.Ext == "" {
+			s, n.Ext, changed = rest, ".", true
+		}
 	}
 	if len(s) > 41 && s[len(s)-41] == '-' && isLowerHex(s[len(s)-40:]) {
 		n.SHA1 = s[len(s)-40:]

@@ -1,7 +1,0 @@
-//go:build unix && !linux
-
-package xlog
-
-import "syscall"
-
-const mmapFlags = syscall.MAP_SHARED
