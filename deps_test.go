@@ -11,14 +11,16 @@ import (
 // may import: imports point one way, xlog ← decode ← rmgr ← analyze ← export ← cmd
 // (go/build/deps_test.go style). A new edge must be added here on purpose.
 var allowed = map[string][]string{
-	"xlog":             {},
-	"xlog/xlogtest":    {"xlog"},
-	"decode":           {"xlog"},
-	"rmgr":             {"xlog", "decode"},
-	"analyze":          {"xlog", "decode", "rmgr"},
-	"export":           {"xlog", "decode", "rmgr", "analyze"},
-	"cmd/walscope":     {"xlog", "decode", "rmgr", "analyze", "export"},
-	"internal/testwal": {},
+	"xlog":                 {},
+	"xlog/xlogtest":        {"xlog"},
+	"xlog/archive":         {"xlog"},
+	"decode":               {"xlog"},
+	"rmgr":                 {"xlog", "decode"},
+	"analyze":              {"xlog", "decode", "rmgr"},
+	"export":               {"xlog", "decode", "rmgr", "analyze"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "decode", "rmgr", "analyze", "export"},
+	"internal/testwal":     {},
+	"internal/archivetest": {},
 }
 
 const module = "github.com/walscope/walscope/"

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
 )
 
 // input is the WAL a command reads, resolved from its arguments.
@@ -36,7 +36,8 @@ func walFlags() []cli.Flag {
 //
 //	-p DIR [STARTSEG [ENDSEG]]   pg_waldump's form: one timeline, silent end
 //	FILE [FILE]                 pg_waldump's STARTSEG [ENDSEG] form
-//	DIR | FILE FILE FILE...     walscope's form: timelines followed from history
+//	DIR | TAR | PATH PATH PATH...  walscope's form: any layout xlog/archive
+//	                            knows, timelines followed from history
 func resolveInput(c *cli.Context) (*input, error) {
 	in := &input{}
 	var err error
@@ -61,8 +62,13 @@ func resolveInput(c *cli.Context) (*input, error) {
 	dir := c.String("path")
 
 	if dir == "" && len(args) == 1 {
-		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
-			return in.directory(args[0])
+		st, err := os.Stat(args[0])
+		if err == nil && st.IsDir() {
+			return in.archive(args)
+		}
+		if n, ok := archive.ParseName(filepath.Base(args[0])); err == nil && (!ok || n.History) {
+			// Not a segment file: a tar file (or a history file alone).
+			return in.archive(args)
 		}
 	}
 	if dir != "" || len(args) == 1 || len(args) == 2 {
@@ -71,53 +77,41 @@ func resolveInput(c *cli.Context) (*input, error) {
 	if len(args) == 0 {
 		return nil, usageErr("no arguments specified")
 	}
-	// Several paths: directories are read whole, files as a list.
-	var files []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, usageErr("could not open %q: %v", a, err)
-		}
-		if st.IsDir() {
-			ents, err := os.ReadDir(a)
-			if err != nil {
-				return nil, usageErr("could not open directory %q: %v", a, err)
-			}
-			for _, e := range ents {
-				files = append(files, filepath.Join(a, e.Name()))
-			}
-			continue
-		}
-		files = append(files, a)
-	}
-	src, err := xlog.NewFileSource(keepWAL(files))
+	// Several paths: directories are read whole, in any layout, tar files
+	// whole, other files as a list.
+	return in.archive(args)
+}
+
+// archive opens paths in any layout xlog/archive knows (a directory, a
+// backup tool's repository, tar files, segment files) and follows timelines.
+func (in *input) archive(paths []string) (*input, error) {
+	src, err := archive.OpenPaths(paths)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, openErr(paths, err)
 	}
 	in.src = src
 	in.opts.FollowHistory = true
 	return in, nil
 }
 
-func keepWAL(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		b := filepath.Base(p)
-		if _, _, err := xlog.ParseSegmentName(b); err == nil || strings.HasSuffix(b, ".history") {
-			out = append(out, p)
+// openErr is the usage error for an input that cannot be opened.
+func openErr(paths []string, err error) error {
+	if _, ok := errors.AsType[*archive.Error](err); ok {
+		return usageErr("%v", err)
+	}
+	if errors.Is(err, archive.ErrLayout) || errors.Is(err, xlog.ErrSyntax) {
+		return usageErr("%v", err)
+	}
+	if len(paths) == 1 {
+		if errors.Is(err, os.ErrNotExist) {
+			return usageErr("could not open %q: no such file or directory", paths[0])
 		}
+		if pe, ok := errors.AsType[*os.PathError](err); ok {
+			return usageErr("could not open %q: %v", pe.Path, pe.Err)
+		}
+		return usageErr("could not open %q: %v", paths[0], err)
 	}
-	return out
-}
-
-func (in *input) directory(dir string) (*input, error) {
-	src, err := xlog.OpenDir(dir)
-	if err != nil {
-		return nil, usageErr("could not open directory %q: %v", dir, err)
-	}
-	in.src = src
-	in.opts.FollowHistory = true
-	return in, nil
+	return usageErr("%v", err)
 }
 
 // pgWaldump resolves pg_waldump's -p DIR and STARTSEG [ENDSEG] form
@@ -136,9 +130,9 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 			// the given (default 1) timeline.
 			in.pgMode = false
 		}
-		src, err := xlog.OpenDir(dir)
+		src, err := archive.Open(dir)
 		if err != nil {
-			return nil, usageErr("could not open directory %q: %v", dir, err)
+			return nil, openErr([]string{dir}, err)
 		}
 		in.src = src
 		if in.opts.Timeline == 0 {
@@ -153,15 +147,16 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 			dir = "."
 		}
 	}
-	src, err := xlog.OpenDir(dir)
+	src, err := archive.Open(dir)
 	if err != nil {
-		return nil, usageErr("could not open directory %q: %v", dir, err)
+		return nil, openErr([]string{dir}, err)
 	}
 	in.src = src
-	name, _, err := xlog.ParseSegmentName(startName)
-	if err != nil {
+	sn, ok := archive.ParseName(startName)
+	if !ok || sn.History {
 		return nil, usageErr("could not locate WAL file %q", startName)
 	}
+	name := sn.Segment
 	if !hasFile(src, startName) {
 		return nil, usageErr("could not locate WAL file %q", startName)
 	}
@@ -180,12 +175,12 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 	endSeg := segno
 	if len(args) == 2 {
 		_, endName := filepath.Split(args[1])
-		en, _, err := xlog.ParseSegmentName(endName)
-		if err != nil || !hasFile(src, endName) {
+		en, ok := archive.ParseName(endName)
+		if !ok || en.History || !hasFile(src, endName) {
 			return nil, usageErr("could not open file %q", endName)
 		}
 		in.opts.Timeline = en.TLI
-		endSeg = en.SegNo(segSize)
+		endSeg = en.Segment.SegNo(segSize)
 		if endSeg < segno {
 			return nil, usageErr("ENDSEG %s is before STARTSEG %s", args[1], args[0])
 		}
@@ -199,19 +194,32 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 	return in, nil
 }
 
+// hasFile reports whether src has the file named base, by its stored name
+// or by its segment file name.
 func hasFile(src xlog.Source, base string) bool {
 	for _, f := range src.Segments() {
-		if filepath.Base(f.Path) == base {
+		if sameFile(f, base) {
 			return true
 		}
 	}
 	return false
 }
 
+func sameFile(f xlog.SegmentFile, base string) bool {
+	if filepath.Base(f.Path) == base {
+		return true
+	}
+	name := f.Name.String()
+	if f.Partial {
+		name += ".partial"
+	}
+	return name == base
+}
+
 // segmentSizeOf reads the segment size from the long header of the named file.
 func segmentSizeOf(src xlog.Source, base string) (uint32, error) {
 	for _, f := range src.Segments() {
-		if filepath.Base(f.Path) != base {
+		if !sameFile(f, base) {
 			continue
 		}
 		fh, err := src.Open(f)

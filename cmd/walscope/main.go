@@ -46,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			dumpCommand(),
 			statsCommand(),
 			verifyCommand(),
+			lsCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {

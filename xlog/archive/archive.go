@@ -142,14 +142,15 @@ func (s *Source) Open(f xlog.SegmentFile) (xlog.File, error) {
 	if st.comp == None && e.name.SHA1 == "" {
 		return fh, nil
 	}
-	defer fh.Close()
 	c, err := e.read(st, st.comp != None)
-	if err != nil {
-		return nil, err
+	if err != nil || st.comp != None {
+		fh.Close()
 	}
-	if st.comp == None {
-		// Checked; read the file in place.
-		return os.Open(e.file)
+	switch {
+	case err != nil:
+		return nil, err
+	case st.comp == None:
+		return fh, nil // checked: read in place
 	}
 	return memFile{bytes.NewReader(c.data)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
@@ -128,7 +129,7 @@ func pgpPacket(b []byte) bool {
 		return false
 	}
 	var tag byte
-	body := 0 // offset of the packet body
+	body := 0           // offset of the packet body
 	if b[0]&0x40 == 0 { // old format: tag in bits 5-2, length type in bits 1-0
 		tag = b[0] >> 2 & 0x0f
 		switch b[0] & 3 {
@@ -282,13 +283,15 @@ func (s *stream) Close() {
 	}
 }
 
-// zstdOptions bound the zstd decoder: one goroutine, windows up to the
-// largest segment.
-var zstdOptions = []zstd.DOption{
-	zstd.WithDecoderConcurrency(1),
-	zstd.WithDecoderLowmem(true),
-	zstd.WithDecoderMaxWindow(xlog.MaxSegmentSize),
-}
+// zstdDecoders pools zstd decoders: each decodes synchronously (no
+// goroutine), with windows up to the largest segment.
+var zstdDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(xlog.MaxSegmentSize))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}}
 
 // openStream detects the format of raw and returns its decompressed content.
 // path names the file in errors.
@@ -338,11 +341,16 @@ func newDecoder(c Compression, raw io.Reader) (io.Reader, func(), error) {
 		}
 		return zr, func() { zr.Close() }, nil
 	case Zstd:
-		zr, err := zstd.NewReader(raw, zstdOptions...)
-		if err != nil {
+		zr := zstdDecoders.Get().(*zstd.Decoder)
+		if err := zr.Reset(raw); err != nil {
+			zstdDecoders.Put(zr)
 			return nil, nil, err
 		}
-		return zr, zr.Close, nil
+		return zr, func() {
+			if zr.Reset(nil) == nil {
+				zstdDecoders.Put(zr)
+			}
+		}, nil
 	case LZ4:
 		return lz4.NewReader(raw), nil, nil
 	case Bzip2:
@@ -387,6 +395,21 @@ func (s *stream) readErr(path string, kind contentKind, err error) error {
 	return corrupt(path, s.comp, err)
 }
 
+// readHead reads up to len(b) bytes, returning the stream's own error (io.EOF
+// for a clean end), where io.ReadFull would turn a clean end into
+// io.ErrUnexpectedEOF and hide a decoder's.
+func readHead(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // checkHead checks that the first bytes of a stream's content are the
 // expected kind of content.
 func checkHead(s *stream, path string, kind contentKind, head []byte) error {
@@ -429,9 +452,9 @@ type content struct {
 // hands each piece to sink. partial files may end inside a compressed stream.
 func readAll(s *stream, path string, kind contentKind, keep, partial bool, sink func([]byte)) (*content, error) {
 	head := make([]byte, xlog.LongPageHeaderSize)
-	n, err := io.ReadFull(s.r, head)
+	n, err := readHead(s.r, head)
 	head = head[:n]
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	if err != nil && err != io.EOF && !(partial && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return nil, s.readErr(path, kind, err)
 	}
 	if err := checkHead(s, path, kind, head); err != nil {

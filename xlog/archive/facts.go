@@ -55,6 +55,9 @@ type FileFact struct {
 	// Size is the decompressed size, -1 if the file could not be read.
 	Size        int64       `json:"size"`
 	Compression Compression `json:"compression,omitempty"` // "" if unknown (encrypted, unreadable)
+	// TarCompression is the compression of the whole tar file holding a
+	// member.
+	TarCompression Compression `json:"tar_compression,omitempty"`
 	// IndexCompression is what an index says (Barman's xlog.db).
 	IndexCompression string `json:"index_compression,omitempty"`
 	// From the long page header of a segment.
@@ -168,6 +171,7 @@ func baseFact(e *entry) FileFact {
 	}
 	if e.member != nil {
 		f.Member = e.member.name
+		f.TarCompression = e.tar.comp
 	}
 	f.Problems = append(f.Problems, e.problems...)
 	return f
@@ -199,9 +203,9 @@ func (s *Source) quickFact(e *entry) FileFact {
 	err := s.withStream(e, func(st *stream) error {
 		f.Compression = st.comp
 		head := make([]byte, xlog.LongPageHeaderSize)
-		n, err := io.ReadFull(st.r, head)
+		n, err := readHead(st.r, head)
 		head = head[:n]
-		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		if err != nil && err != io.EOF && !(e.name.Partial && errors.Is(err, io.ErrUnexpectedEOF)) {
 			return st.readErr(e.key, kind, err)
 		}
 		if err := checkHead(st, e.key, kind, head); err != nil {

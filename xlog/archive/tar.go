@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
 	"sync"
 )
 
@@ -20,22 +21,27 @@ type tarMember struct {
 }
 
 // tarArchive is a tar file, plain or compressed. Members of a compressed tar
-// are read sequentially from one cursor, which moves forward as a reader
-// opens segments in order, and restarts from the beginning when asked for an
-// earlier member.
+// are read sequentially through cursors, each a decompressing stream that
+// moves forward as readers open segments in order. A member is read from the
+// idle cursor closest before it; when none is, a new cursor starts from the
+// beginning (at most maxTarCursors exist: parallel readers each get one).
 type tarArchive struct {
 	path string
 	comp Compression // of the whole tar
 
-	mu  sync.Mutex
-	cur *tarCursor
+	mu      sync.Mutex
+	cond    *sync.Cond
+	cursors []*tarCursor
 }
+
+var maxTarCursors = max(2, runtime.GOMAXPROCS(0))
 
 type tarCursor struct {
 	f    *os.File
 	st   *stream
 	tr   *tar.Reader
 	next int // ordinal of the header tr.Next reads next
+	busy bool
 }
 
 func (c *tarCursor) close() {
@@ -166,42 +172,102 @@ func (t *tarArchive) member(m *tarMember) (io.Reader, func(), error) {
 		}
 		return io.NewSectionReader(f, m.offset, m.size), func() { f.Close() }, nil
 	}
-	t.mu.Lock()
-	if t.cur == nil || t.cur.next > m.ordinal {
-		if t.cur != nil {
-			t.cur.close()
-			t.cur = nil
-		}
-		f, err := os.Open(t.path)
-		if err != nil {
-			t.mu.Unlock()
-			return nil, nil, err
-		}
-		r, closeDec, err := newDecoder(t.comp, bufio.NewReaderSize(f, 256<<10))
-		if err != nil {
-			f.Close()
-			t.mu.Unlock()
-			return nil, nil, err
-		}
-		t.cur = &tarCursor{f: f, st: &stream{comp: t.comp, r: r, close: closeDec}, tr: tar.NewReader(r)}
+	c, err := t.acquire(m.ordinal)
+	if err != nil {
+		return nil, nil, err
 	}
 	for {
-		_, err := t.cur.tr.Next()
+		_, err := c.tr.Next()
 		if err != nil {
-			t.cur.close()
-			t.cur = nil
-			t.mu.Unlock()
+			t.release(c, true)
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, nil, fmt.Errorf("could not read the tar file: %w", err)
 		}
-		o := t.cur.next
-		t.cur.next++
+		o := c.next
+		c.next++
 		if o == m.ordinal {
-			return io.LimitReader(t.cur.tr, m.size), t.mu.Unlock, nil
+			return io.LimitReader(c.tr, m.size), func() { t.release(c, false) }, nil
 		}
 	}
+}
+
+// acquire returns an idle cursor positioned at or before ordinal, marked
+// busy: an existing one, a new one, or (when maxTarCursors exist) the idle
+// one furthest ahead, restarted.
+func (t *tarArchive) acquire(ordinal int) (*tarCursor, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cond == nil {
+		t.cond = sync.NewCond(&t.mu)
+	}
+	for {
+		var best, idle *tarCursor
+		for _, c := range t.cursors {
+			if c.busy {
+				continue
+			}
+			if c.next <= ordinal && (best == nil || c.next > best.next) {
+				best = c
+			}
+			if idle == nil || c.next > idle.next {
+				idle = c
+			}
+		}
+		if best != nil {
+			best.busy = true
+			return best, nil
+		}
+		if len(t.cursors) >= maxTarCursors {
+			if idle == nil {
+				t.cond.Wait()
+				continue
+			}
+			t.drop(idle)
+		}
+		c, err := t.newCursor()
+		if err != nil {
+			return nil, err
+		}
+		c.busy = true
+		t.cursors = append(t.cursors, c)
+		return c, nil
+	}
+}
+
+func (t *tarArchive) newCursor() (*tarCursor, error) {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil, err
+	}
+	r, closeDec, err := newDecoder(t.comp, bufio.NewReaderSize(f, 256<<10))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &tarCursor{f: f, st: &stream{comp: t.comp, r: r, close: closeDec}, tr: tar.NewReader(r)}, nil
+}
+
+// drop closes a cursor and forgets it; t.mu is held.
+func (t *tarArchive) drop(c *tarCursor) {
+	c.close()
+	for i, x := range t.cursors {
+		if x == c {
+			t.cursors = append(t.cursors[:i], t.cursors[i+1:]...)
+			break
+		}
+	}
+}
+
+func (t *tarArchive) release(c *tarCursor, broken bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c.busy = false
+	if broken {
+		t.drop(c)
+	}
+	t.cond.Broadcast()
 }
 
 // withStream hands the content stream of a member to fn.
@@ -250,12 +316,14 @@ func (t *tarArchive) open(e *entry) (*sectionFile, error) {
 	return out, err
 }
 
+// close closes the idle cursors.
 func (t *tarArchive) close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cur != nil {
-		t.cur.close()
-		t.cur = nil
+	for _, c := range append([]*tarCursor(nil), t.cursors...) {
+		if !c.busy {
+			t.drop(c)
+		}
 	}
 }
 
