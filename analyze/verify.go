@@ -7,6 +7,7 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
 )
 
 // Class names a kind of finding of Verify.
@@ -24,6 +25,11 @@ const (
 	ClassTruncated      Class = "truncated-segment"
 	ClassOtherSystem    Class = "other-system"    // a segment of another database system
 	ClassUnknownVersion Class = "unknown-version" // a page magic no PostgreSQL release 10 to 18 wrote
+	// Archive files: reported for what they are, never as WAL corruption.
+	ClassEncrypted       Class = "encrypted-or-unrecognised" // an encryption envelope, or content that is not WAL
+	ClassArchiveChecksum Class = "archive-checksum-mismatch" // a backup tool's checksum of the file does not match
+	ClassArchiveCorrupt  Class = "corrupt-archive-file"      // damaged compression, oversized content, unreadable file
+	ClassDuplicate       Class = "duplicate-segment"         // the same segment twice with different content
 )
 
 // Problem is one finding.
@@ -65,6 +71,17 @@ type VerifyReport struct {
 	// AfterEnd lists recycled or zeroed files found after the end of WAL,
 	// which a live pg_wal normally holds: not problems.
 	AfterEnd []Problem `json:"after_end,omitempty"`
+	// Archive describes the files, when the input is an archive.
+	Archive *ArchiveSummary `json:"archive,omitempty"`
+}
+
+// AddArchive adds the archive summary and its problems to the report.
+func (r *VerifyReport) AddArchive(sum *ArchiveSummary, problems []Problem) {
+	r.Archive = sum
+	for _, p := range problems {
+		r.Problems = append(r.Problems, p)
+		r.ByClass[p.Class]++
+	}
 }
 
 // OK reports whether nothing but a clean end was found.
@@ -74,6 +91,12 @@ func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 func Classify(err error) Class {
 	xe, _ := errors.AsType[*xlog.Error](err)
 	switch {
+	case errors.Is(err, archive.ErrEncrypted), errors.Is(err, archive.ErrUnrecognized):
+		return ClassEncrypted
+	case errors.Is(err, archive.ErrChecksum):
+		return ClassArchiveChecksum
+	case errors.Is(err, archive.ErrTooLarge), errors.Is(err, archive.ErrCorrupt), errors.Is(err, xlog.ErrOpenFile):
+		return ClassArchiveCorrupt
 	case errors.Is(err, xlog.ErrSegmentNotFound):
 		return ClassMissingSegment
 	case errors.Is(err, xlog.ErrTruncated), errors.Is(err, xlog.ErrBadSegmentHeader):

@@ -31,6 +31,7 @@ var (
 	ErrNoValidRecord     = errors.New("no valid record found")          // XLogFindNextRecord failed
 	ErrBadSegmentHeader  = errors.New("invalid segment header")         // first page unusable to learn the geometry
 	ErrEndOfRange        = errors.New("end of requested range reached") // not an error: -e or ENDSEG reached
+	ErrOpenFile          = errors.New("could not open segment file")    // the source could not open (or decompress) a file
 )
 
 // Error is a positioned WAL reading error. It carries both the position where

@@ -125,7 +125,7 @@ func (r *Reader) openSegment(segno uint64) error {
 				continue
 			}
 			return &Error{File: sf.Path, LSN: LSN(segno * uint64(r.segSize)), RecordLSN: r.lastLSN,
-				Err: err, Msg: fmt.Sprintf("could not open file \"%s\": %v", sf.Path, err)}
+				Err: fmt.Errorf("%w: %w", ErrOpenFile, err), Msg: fmt.Sprintf("could not open file \"%s\": %v", sf.Path, err)}
 		}
 		r.seg = segment{open: true, segno: segno, tli: tli, file: sf, f: f, name: name.String(), partial: sf.Partial}
 		if m, ok := f.(interface{ Bytes() []byte }); ok {

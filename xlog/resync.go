@@ -65,7 +65,7 @@ func (r *Reader) Resync() (LSN, error) {
 			return 0, io.EOF
 		}
 		segno := uint64(p / ss)
-		fileLevel := errors.Is(err, ErrSegmentNotFound) || errors.Is(err, ErrTruncated) ||
+		fileLevel := errors.Is(err, ErrSegmentNotFound) || errors.Is(err, ErrTruncated) || errors.Is(err, ErrOpenFile) ||
 			r.seg.open && r.seg.segno == segno && r.seg.bad != nil
 		if !fileLevel {
 			p += ps

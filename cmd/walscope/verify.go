@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
 )
 
 func verifyCommand() *cli.Command {
@@ -49,6 +51,13 @@ func verifyAction(c *cli.Context) error {
 		}
 		return readerSetupError(err)
 	}
+	if as, ok := in.src.(*archive.Source); ok {
+		sum, problems, err := analyze.SummarizeArchive(as)
+		if err != nil {
+			return &exitError{code: exitUsage, msg: err.Error()}
+		}
+		rep.AddArchive(sum, problems)
+	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	if format == "json" {
@@ -80,6 +89,15 @@ func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
 	fmt.Fprintf(out, "checked %d segments, %d records, %d record bytes\n", rep.Segments, rep.Records, rep.RecordBytes)
 	for _, t := range rep.Timelines {
 		fmt.Fprintf(out, "timeline %d: %s to %s, %d records\n", t.TLI, t.Start, t.End, t.Records)
+	}
+	if a := rep.Archive; a != nil {
+		fmt.Fprintf(out, "archive (%s): %d files, %d bytes stored, %d bytes of WAL\n", strings.Join(a.Layouts, ", "), a.Files, a.StoredBytes, a.Bytes)
+		for _, t := range a.Timelines {
+			fmt.Fprintf(out, "  timeline %d: %d segments (%s to %s), %d partial\n", t.TLI, t.Segments, t.First, t.Last, t.Partial)
+		}
+		for k, n := range a.Problems {
+			fmt.Fprintf(out, "  %s: %d files\n", k, n)
+		}
 	}
 	if rep.End != nil {
 		fmt.Fprintf(out, "end of WAL at %s: %s\n", rep.End.LSNStr, rep.End.Message)

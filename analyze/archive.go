@@ -1,0 +1,94 @@
+package analyze
+
+import (
+	"sort"
+
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
+)
+
+// ArchiveSummary is what verify reports of the files themselves: segments per
+// timeline, stored and decompressed bytes, and the problems no reader meets
+// (a segment stored twice with different content, files an index does not
+// match), from archive.Source.Facts.
+type ArchiveSummary struct {
+	Layouts     []string                    `json:"layouts"`
+	Files       int                         `json:"files"`
+	StoredBytes int64                       `json:"stored_bytes"`
+	Bytes       int64                       `json:"bytes"` // decompressed, where known
+	Timelines   []ArchiveTimeline           `json:"timelines"`
+	Problems    map[archive.ProblemKind]int `json:"problems"`
+}
+
+// ArchiveTimeline counts one timeline's files.
+type ArchiveTimeline struct {
+	TLI      xlog.TimeLineID `json:"timeline"`
+	Segments int             `json:"segments"`
+	Partial  int             `json:"partial"`
+	First    string          `json:"first_segment"`
+	Last     string          `json:"last_segment"`
+}
+
+// SummarizeArchive lists the archive's files (reading only what the formats
+// declare, hashing only segments stored more than once) and returns the
+// summary and, as verify problems, the duplicates with different content and
+// the index mismatches.
+func SummarizeArchive(src *archive.Source) (*ArchiveSummary, []Problem, error) {
+	facts, err := src.FactsWith(archive.FactsOptions{Quick: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := &ArchiveSummary{Files: len(facts), Problems: map[archive.ProblemKind]int{}}
+	layouts := map[string]bool{}
+	tls := map[xlog.TimeLineID]*ArchiveTimeline{}
+	var problems []Problem
+	for _, f := range facts {
+		layouts[string(f.Layout)] = true
+		sum.StoredBytes += f.StoredSize
+		if f.Size > 0 {
+			sum.Bytes += f.Size
+		}
+		if f.Kind == "segment" || f.Kind == "partial" {
+			t := tls[f.Timeline]
+			if t == nil {
+				t = &ArchiveTimeline{TLI: f.Timeline}
+				tls[f.Timeline] = t
+			}
+			if f.Kind == "partial" {
+				t.Partial++
+			} else {
+				t.Segments++
+				if t.First == "" || f.Name < t.First {
+					t.First = f.Name
+				}
+				if f.Name > t.Last {
+					t.Last = f.Name
+				}
+			}
+		}
+		for _, p := range f.Problems {
+			sum.Problems[p.Kind]++
+			switch p.Kind {
+			case archive.ProblemDuplicate, archive.ProblemMissing, archive.ProblemIndex:
+				c := ClassDuplicate
+				if p.Kind != archive.ProblemDuplicate {
+					c = ClassArchiveCorrupt
+				}
+				path := f.Path
+				if f.Member != "" {
+					path += ":" + f.Member
+				}
+				problems = append(problems, Problem{Class: c, File: path, LSNStr: "0/0", Message: p.Message})
+			}
+		}
+	}
+	for l := range layouts {
+		sum.Layouts = append(sum.Layouts, l)
+	}
+	sort.Strings(sum.Layouts)
+	for _, t := range tls {
+		sum.Timelines = append(sum.Timelines, *t)
+	}
+	sort.Slice(sum.Timelines, func(i, j int) bool { return sum.Timelines[i].TLI < sum.Timelines[j].TLI })
+	return sum, problems, nil
+}
