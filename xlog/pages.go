@@ -132,10 +132,10 @@ func (r *Reader) openSegment(segno uint64) error {
 			r.seg.mapped = m.Bytes()
 			return nil
 		}
-		// The read window holds the whole segment up to 16 MiB, and never
+		// The read window holds windowSize bytes of the segment, and never
 		// more than the file can fill. Windows are pooled: a fresh buffer
 		// costs page faults on every run and every parallel span.
-		want := int64(min(r.segSize, 16<<20))
+		want := int64(min(r.segSize, windowSize))
 		if sf.Size > 0 && sf.Size < want {
 			ps := int64(r.pageSize)
 			want = (sf.Size + ps - 1) / ps * ps
@@ -221,6 +221,12 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, limit))
 }
+
+// windowSize is how much of a segment file one read brings in. Small enough
+// to stay in the CPU caches between the copy from the page cache and the CRC
+// (on a 705 MB archive, stats took 0.30 s with 16 MiB windows and 0.18 s
+// with 128 KiB ones; 64 and 512 KiB were no better).
+var windowSize = uint32(128 << 10)
 
 // windowPool keeps read windows between readers.
 var windowPool sync.Pool
