@@ -258,7 +258,14 @@ func (d *Decoder) Decode(rec *xlog.Record, prevLSN xlog.LSN) (*Record, error) {
 	v := rec.Version
 	blcksz := d.BlockSize
 	c := cursor{b: rec.Raw[xlog.RecordHeaderSize:]}
+	// A record read with xlog.Options.HeadersOnly holds only its first
+	// bytes: the headers are decoded and checked against xl_tot_len, the
+	// payloads (block data, images, main data) are left nil.
 	remaining := len(c.b)
+	partial := int(rec.Header.TotLen) > len(rec.Raw)
+	if partial {
+		remaining = int(rec.Header.TotLen) - xlog.RecordHeaderSize
+	}
 	datatotal := 0
 	mainLen := 0
 	maxID := -1
@@ -377,6 +384,9 @@ headers:
 	}
 	if c.bad || remaining-c.off != datatotal {
 		return short()
+	}
+	if partial {
+		return out, nil
 	}
 	p := c.off
 	for i := range out.Blocks {

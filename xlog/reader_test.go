@@ -317,3 +317,67 @@ func TestOverwriteContrecord(t *testing.T) {
 		t.Errorf("overwrite record at %s (page %s), reports aborted %s, want %s", over, lost, abortedSeen, aborted)
 	}
 }
+
+// TestHeadersOnly: reading with HeadersOnly returns the same records, with
+// the same first bytes, and still checks the CRC of every byte.
+func TestHeadersOnly(t *testing.T) {
+	w := xlogtest.NewWriter(xlog.V18, 4096, 1<<20, 1)
+	var lsns []xlog.LSN
+	for i := 0; i < 300; i++ {
+		l, _ := w.Record(xlog.RmgrLogicalMessage, 0, 1, xlogtest.MainData(i*61%20000))
+		lsns = append(lsns, l)
+	}
+	full, errFull := readAll(t, w.Source(), xlog.Options{})
+	short, errShort := readAll2(t, w.Source(), xlog.Options{HeadersOnly: true})
+	if len(full) != len(short) || len(full) != 300 || !xlog.IsEndOfWAL(errFull) || !xlog.IsEndOfWAL(errShort) {
+		t.Fatalf("%d and %d records (%v, %v)", len(full), len(short), errFull, errShort)
+	}
+	spanning := 0
+	for i := range full {
+		n := min(len(full[i].raw), xlog.HeadersOnlyKeep)
+		if len(short[i].raw) < n || !bytes.Equal(short[i].raw[:n], full[i].raw[:n]) || full[i].lsn != short[i].lsn {
+			t.Fatalf("record %d differs", i)
+		}
+		if len(short[i].raw) < len(full[i].raw) {
+			spanning++
+		}
+	}
+	if spanning == 0 {
+		t.Fatal("no record was cut")
+	}
+	// Damage the last byte of a long record: the CRC still sees it.
+	files := w.Finish()
+	name := w.SegmentName(1)
+	var victim written
+	for _, r := range full {
+		if len(r.raw) > 3*4096 {
+			victim = r
+			break
+		}
+	}
+	seg := bytes.Clone(files[name])
+	end := recordEnd(int(victim.lsn%(1<<20)), len(victim.raw), 4096)
+	seg[end-1] ^= 0xFF
+	files[name] = seg
+	_, err := readAll2(t, xlog.NewMemSource(files), xlog.Options{HeadersOnly: true})
+	if !errors.Is(err, xlog.ErrChecksum) {
+		t.Fatalf("damaged tail: %v, want a checksum error", err)
+	}
+}
+
+// readAll2 is readAll without the full-length check, for HeadersOnly.
+func readAll2(t *testing.T, src xlog.Source, opts xlog.Options) ([]written, error) {
+	r, err := xlog.NewReader(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []written
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, written{rec.LSN, bytes.Clone(rec.Raw)})
+	}
+}

@@ -61,7 +61,7 @@ type Record struct {
 	LSN    LSN // start of the record (ReadRecPtr)
 	EndLSN LSN // where the next record starts (EndRecPtr)
 	Header RecordHeader
-	Raw    []byte // the whole record, xl_tot_len bytes, header included
+	Raw    []byte // the whole record, xl_tot_len bytes, header included (see Options.HeadersOnly)
 
 	TLI      TimeLineID // timeline of the segment file the record starts in
 	Version  Version

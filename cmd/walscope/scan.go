@@ -21,11 +21,12 @@ type recordSink interface {
 type scanPlan struct {
 	// newSink makes a span's sink; direct is set when one sink reads the
 	// whole stream, which may then write its output as it goes.
-	newSink    func(direct bool) recordSink
-	merge      func(recordSink) error // called in WAL order, one span after another
-	done       func(end xlog.LSN, version xlog.Version) error
-	sequential bool // the sink must see every record from one goroutine
-	spanBytes  int  // WAL bytes per parallel span
+	newSink     func(direct bool) recordSink
+	merge       func(recordSink) error // called in WAL order, one span after another
+	done        func(end xlog.LSN, version xlog.Version) error
+	sequential  bool // the sink must see every record from one goroutine
+	headersOnly bool // the sink needs no payload (xlog.Options.HeadersOnly)
+	spanBytes   int  // WAL bytes per parallel span
 }
 
 // spanResult is what one span's reader found.
@@ -93,6 +94,7 @@ func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
 	readSpan := func(index int, sp xlog.Span, sink recordSink, limit int) spanResult {
 		opts := in.opts
 		opts.Start, opts.StopAt = sp.Start, sp.Stop
+		opts.HeadersOnly = plan.headersOnly
 		res := spanResult{sink: sink}
 		r, err := xlog.NewReader(in.src, opts)
 		if err != nil {

@@ -43,8 +43,9 @@ func statsAction(c *cli.Context) error {
 	var st analyze.Stats
 	quiet := c.Bool("quiet")
 	return scan(c, stdout, scanPlan{
-		spanBytes: 64 << 20,
-		newSink:   func(bool) recordSink { return &statsSink{} },
+		spanBytes:   32 << 20,
+		headersOnly: true, // counting needs the headers only
+		newSink:     func(bool) recordSink { return &statsSink{} },
 		merge: func(s recordSink) error {
 			st.Merge(&s.(*statsSink).st)
 			return nil
