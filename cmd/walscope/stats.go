@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
@@ -13,7 +15,10 @@ import (
 func statsCommand() *cli.Command {
 	flags := append(walFlags(), filterFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "by", Value: "rmgr", Usage: "group by `KEY`: rmgr (pg_waldump --stats) or record (--stats=record)"},
+		&cli.StringFlag{Name: "by", Value: "rmgr", Usage: "group by `KEY`: rmgr (pg_waldump --stats), record (--stats=record), relation, checkpoint, time, xid, segment or timeline"},
+		&cli.StringFlag{Name: "bucket", Value: "1m", Usage: "with --by time, the bucket `WIDTH` (a Go duration: 10s, 1m, 1h)"},
+		&cli.IntFlag{Name: "top", Usage: "with --by xid or relation, show only the `N` largest (xid: 20 by default)"},
+		&cli.StringFlag{Name: "catalog", Usage: "with --by relation, name relations from `FILE`, a CSV export of pg_class (see README)"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text (pg_waldump's table), json or csv"},
 	)
 	return &cli.Command{
@@ -27,10 +32,12 @@ func statsCommand() *cli.Command {
 
 func statsAction(c *cli.Context) error {
 	var perRecord bool
-	switch c.String("by") {
+	switch by := c.String("by"); by {
 	case "rmgr":
 	case "record":
 		perRecord = true
+	case "relation", "checkpoint", "time", "xid", "segment", "timeline":
+		return breakdownAction(c, by)
 	default:
 		return usageErr("unrecognized value for option --by: %s", c.String("by"))
 	}
@@ -74,5 +81,105 @@ type statsSink struct{ st analyze.Stats }
 
 func (s *statsSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.st.Add(d)
+	return nil
+}
+
+// breakdownAction aggregates by relation, checkpoint cycle, time bucket,
+// transaction, segment or timeline: one reader, in WAL order (transactions
+// and cycles span any cut), with a first pass for the redo points when the
+// checkpoint cycles are asked for.
+func breakdownAction(c *cli.Context, by string) error {
+	format := c.String("format")
+	if format != "text" && format != "json" && format != "csv" {
+		return usageErr("unrecognized value for option --format: %s", format)
+	}
+	bucket, err := time.ParseDuration(c.String("bucket"))
+	if err != nil || bucket <= 0 {
+		return usageErr("invalid value %q for option --bucket", c.String("bucket"))
+	}
+	var cat export.Catalog
+	if f := c.String("catalog"); f != "" {
+		fh, err := os.Open(f)
+		if err != nil {
+			return usageErr("could not open catalog %q: %v", f, err)
+		}
+		cat, err = export.ReadCatalog(fh)
+		fh.Close()
+		if err != nil {
+			return usageErr("catalog %q: %v", f, err)
+		}
+	}
+	var redo []analyze.Cycle
+	var start, end xlog.LSN
+	if by == "checkpoint" {
+		in, err := resolveInput(c)
+		if err != nil {
+			return err
+		}
+		r, err := xlog.NewReader(in.src, in.opts)
+		if err != nil {
+			return readerSetupError(err)
+		}
+		dec := decode.NewDecoder(c.Int("blcksz"))
+		var finder analyze.RedoFinder
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break // the second pass reports how the WAL ends
+			}
+			if start == 0 {
+				start = rec.LSN
+			}
+			if rec.Header.Rmid == xlog.RmgrXLOG {
+				if d, err := dec.Decode(rec, 0); err == nil {
+					finder.Add(d)
+				}
+			}
+		}
+		end = r.EndLSN()
+		r.Close()
+		redo = finder.Sorted()
+	}
+	b := analyze.NewBreakdown(bucket, redo, start, end)
+	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	defer stdout.Flush()
+	quiet := c.Bool("quiet")
+	top := c.Int("top")
+	if by == "xid" && top == 0 {
+		top = 20
+	}
+	return scan(c, stdout, scanPlan{
+		sequential: true,
+		newSink:    func(bool) recordSink { return breakdownSink{b} },
+		merge:      func(recordSink) error { return nil },
+		done: func(xlog.LSN, xlog.Version) error {
+			if quiet {
+				return nil
+			}
+			b.Finish()
+			var t *export.Table
+			switch by {
+			case "relation":
+				t = export.RelationTable(b, cat, top)
+			case "checkpoint":
+				t = export.CheckpointTable(b)
+			case "time":
+				t = export.TimeTable(b)
+			case "xid":
+				t = export.XidTable(b, top)
+			case "segment":
+				t = export.SegmentTable(b)
+			case "timeline":
+				t = export.TimelineTable(b)
+			}
+			return t.Write(stdout, format)
+		},
+	})
+}
+
+type breakdownSink struct{ b *analyze.Breakdown }
+
+func (s breakdownSink) record(_ *decode.Decoder, d *decode.Record) error {
+	s.b.Add(d)
 	return nil
 }

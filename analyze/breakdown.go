@@ -1,0 +1,305 @@
+package analyze
+
+import (
+	"sort"
+	"time"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+)
+
+// Volume is what a group of records costs in WAL.
+type Volume struct {
+	Records     uint64 `json:"records"`
+	RecordBytes uint64 `json:"record_bytes"` // sum of xl_tot_len (pg_waldump's combined size)
+	WALBytes    uint64 `json:"wal_bytes"`    // LSN distance: page headers and alignment included
+	Images      uint64 `json:"images"`
+	ImageBytes  uint64 `json:"image_bytes"` // stored (maybe compressed) image bytes
+}
+
+func (v *Volume) add(rec *decode.Record, images uint64) {
+	v.Records++
+	v.RecordBytes += uint64(rec.Header.TotLen)
+	v.WALBytes += uint64(rec.EndLSN - rec.LSN)
+	v.Images += images
+	v.ImageBytes += uint64(rec.FPILen)
+}
+
+// RelKey names a relation fork.
+type RelKey struct {
+	decode.RelFileLocator
+	Fork uint8
+}
+
+// RelVolume is one relation fork's row. A record is counted once, for the
+// relation of its first block reference (its records and record bytes), while
+// each image counts for the relation it shows: the rows add up to the stream.
+type RelVolume struct {
+	Rel RelKey
+	Volume
+}
+
+// Cycle is one checkpoint cycle: the WAL from one redo point to the next.
+type Cycle struct {
+	Redo       xlog.LSN // start: the redo point (0 for the WAL before the first one)
+	End        xlog.LSN // the next redo point, or the end of the WAL read
+	Checkpoint xlog.LSN // the checkpoint record that named this redo point
+	Time       time.Time
+	Online     bool
+	FullPage   bool
+	WalLevel   int
+	Volume
+	DistinctBlocks int        // blocks imaged at least once in the cycle
+	Tenths         [10]uint64 // image bytes in each tenth of the cycle, by LSN
+	blocks         map[blockKey]struct{}
+}
+
+type blockKey struct {
+	RelKey
+	Block uint32
+}
+
+// XidVolume is the WAL one transaction wrote, subtransactions folded into
+// their top-level transaction where the WAL says so.
+type XidVolume struct {
+	XID    xlog.XID
+	Commit bool // false: aborted, or no end seen (then Time is zero)
+	Ended  bool
+	Time   time.Time
+	Volume
+}
+
+// TimeBucket is the WAL written in one interval, dated by the commit and
+// checkpoint timestamps the WAL carries (a record belongs to the bucket of
+// the last timestamp at or before it).
+type TimeBucket struct {
+	Start   time.Time
+	Commits uint64
+	Volume
+}
+
+// Breakdown aggregates a stream by relation, segment, timeline, transaction,
+// time and checkpoint cycle. Feed records in WAL order with Add; checkpoint
+// cycles need the redo points up front (FindRedoPoints).
+type Breakdown struct {
+	Total     Volume
+	Relations map[RelKey]*RelVolume
+	NoRel     Volume // records without block references
+	Segments  map[string]*Volume
+	Timelines map[xlog.TimeLineID]*Volume
+	Xids      map[xlog.XID]*XidVolume
+	Buckets   map[int64]*TimeBucket
+	Cycles    []*Cycle
+	Bucket    time.Duration
+	undated   Volume // records before the first timestamp
+	lastTime  time.Time
+	topOf     map[xlog.XID]xlog.XID // subtransaction -> top-level
+	cycle     int
+}
+
+// NewBreakdown returns an empty breakdown with time buckets of the given width
+// and the checkpoint cycles starting at the given redo points, for a stream
+// that runs from start to end (both known from a first pass).
+func NewBreakdown(bucket time.Duration, redo []Cycle, start, end xlog.LSN) *Breakdown {
+	b := &Breakdown{
+		Relations: map[RelKey]*RelVolume{}, Segments: map[string]*Volume{}, Timelines: map[xlog.TimeLineID]*Volume{},
+		Xids: map[xlog.XID]*XidVolume{}, Buckets: map[int64]*TimeBucket{}, Bucket: bucket, topOf: map[xlog.XID]xlog.XID{},
+	}
+	// The WAL before the first redo point read is a cycle of its own, whose
+	// checkpoint is not in the stream (Checkpoint 0).
+	b.Cycles = append(b.Cycles, &Cycle{Redo: start, blocks: map[blockKey]struct{}{}})
+	for i := range redo {
+		c := redo[i]
+		if c.Redo < start {
+			continue
+		}
+		c.blocks = map[blockKey]struct{}{}
+		b.Cycles = append(b.Cycles, &c)
+	}
+	for i := 0; i+1 < len(b.Cycles); i++ {
+		b.Cycles[i].End = b.Cycles[i+1].Redo
+	}
+	b.Cycles[len(b.Cycles)-1].End = end
+	return b
+}
+
+// FindRedoPoints returns, in LSN order, the redo points of the checkpoint
+// records among recs' stream: call it for every record in a first pass.
+type RedoFinder struct{ Points []Cycle }
+
+// Add notes a checkpoint record.
+func (f *RedoFinder) Add(rec *decode.Record) {
+	if c, ok := rmgr.Checkpoint(rec); ok {
+		f.Points = append(f.Points, Cycle{Redo: c.Redo, Checkpoint: rec.LSN, Time: c.Time, Online: c.Online,
+			FullPage: c.FullPageWrites, WalLevel: c.WalLevel})
+	}
+}
+
+// Sorted returns the distinct redo points in order.
+func (f *RedoFinder) Sorted() []Cycle {
+	sort.SliceStable(f.Points, func(i, j int) bool { return f.Points[i].Redo < f.Points[j].Redo })
+	var out []Cycle
+	for _, p := range f.Points {
+		if len(out) > 0 && out[len(out)-1].Redo == p.Redo {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Add counts one record.
+func (b *Breakdown) Add(rec *decode.Record) {
+	var images uint64
+	for i := range rec.Blocks {
+		if rec.Blocks[i].HasImage {
+			images++
+		}
+	}
+	b.Total.add(rec, images)
+	// Relations.
+	if len(rec.Blocks) == 0 {
+		b.NoRel.add(rec, 0)
+	} else {
+		first := &rec.Blocks[0]
+		rv := b.rel(RelKey{first.Rel, first.Fork()})
+		rv.Records++
+		rv.RecordBytes += uint64(rec.Header.TotLen - rec.FPILen)
+		rv.WALBytes += uint64(rec.EndLSN-rec.LSN) - uint64(rec.FPILen)
+		for i := range rec.Blocks {
+			bl := &rec.Blocks[i]
+			if bl.HasImage {
+				iv := b.rel(RelKey{bl.Rel, bl.Fork()})
+				iv.Images++
+				iv.ImageBytes += uint64(bl.ImageLen)
+				iv.RecordBytes += uint64(bl.ImageLen)
+				iv.WALBytes += uint64(bl.ImageLen)
+			}
+		}
+	}
+	// Segments and timelines.
+	seg := xlog.NewSegmentName(rec.TLI, uint64(rec.LSN)/uint64(rec.SegSize), rec.SegSize).String()
+	if b.Segments[seg] == nil {
+		b.Segments[seg] = &Volume{}
+	}
+	b.Segments[seg].add(rec, images)
+	if b.Timelines[rec.TLI] == nil {
+		b.Timelines[rec.TLI] = &Volume{}
+	}
+	b.Timelines[rec.TLI].add(rec, images)
+	// Transactions.
+	xid := rec.Header.XID
+	if rec.ToplevelXID != 0 {
+		b.topOf[xid] = rec.ToplevelXID
+	}
+	end, isEnd := rmgr.XactEnd(rec)
+	if isEnd {
+		xid = end.XID
+		for _, s := range end.Subxacts {
+			b.topOf[s] = end.XID
+		}
+	}
+	if top, ok := b.topOf[xid]; ok {
+		xid = top
+	}
+	if xid != 0 {
+		xv := b.Xids[xid]
+		if xv == nil {
+			xv = &XidVolume{XID: xid}
+			b.Xids[xid] = xv
+		}
+		xv.add(rec, images)
+		if isEnd {
+			xv.Ended, xv.Commit, xv.Time = true, end.Commit, end.Time
+			// Fold the subtransactions' WAL into the top level.
+			for _, s := range end.Subxacts {
+				if sv := b.Xids[s]; sv != nil && s != xid {
+					xv.Records += sv.Records
+					xv.RecordBytes += sv.RecordBytes
+					xv.WALBytes += sv.WALBytes
+					xv.Images += sv.Images
+					xv.ImageBytes += sv.ImageBytes
+					delete(b.Xids, s)
+				}
+			}
+		}
+	}
+	// Time.
+	var ts time.Time
+	if isEnd {
+		ts = end.Time
+	} else if c, ok := rmgr.Checkpoint(rec); ok {
+		ts = c.Time
+	}
+	if !ts.IsZero() {
+		b.lastTime = ts
+	}
+	if b.lastTime.IsZero() {
+		b.undated.add(rec, images)
+	} else {
+		k := b.lastTime.Truncate(b.Bucket).Unix()
+		tb := b.Buckets[k]
+		if tb == nil {
+			tb = &TimeBucket{Start: time.Unix(k, 0).UTC()}
+			b.Buckets[k] = tb
+			if b.undated.Records > 0 {
+				// WAL before the first timestamp belongs to the first bucket.
+				tb.Volume = b.undated
+				b.undated = Volume{}
+			}
+		}
+		tb.add(rec, images)
+		if isEnd && end.Commit {
+			tb.Commits++
+		}
+	}
+	// Checkpoint cycles.
+	for b.cycle+1 < len(b.Cycles) && rec.LSN >= b.Cycles[b.cycle+1].Redo {
+		b.cycle++
+	}
+	c := b.Cycles[b.cycle]
+	c.add(rec, images)
+	for i := range rec.Blocks {
+		bl := &rec.Blocks[i]
+		if !bl.HasImage {
+			continue
+		}
+		c.blocks[blockKey{RelKey{bl.Rel, bl.Fork()}, bl.Block}] = struct{}{}
+		if c.End > c.Redo {
+			t := int(uint64(rec.LSN-c.Redo) * 10 / uint64(c.End-c.Redo))
+			c.Tenths[min(max(t, 0), 9)] += uint64(bl.ImageLen)
+		}
+	}
+}
+
+func (b *Breakdown) rel(k RelKey) *RelVolume {
+	rv := b.Relations[k]
+	if rv == nil {
+		rv = &RelVolume{Rel: k}
+		b.Relations[k] = rv
+	}
+	return rv
+}
+
+// Finish counts the distinct blocks imaged per cycle, drops empty cycles and
+// gives the WAL before the first timestamp a bucket of its own if no bucket
+// took it.
+func (b *Breakdown) Finish() {
+	var cycles []*Cycle
+	for _, c := range b.Cycles {
+		c.DistinctBlocks = len(c.blocks)
+		c.blocks = nil
+		if c.Records > 0 {
+			cycles = append(cycles, c)
+		}
+	}
+	b.Cycles = cycles
+	if b.undated.Records > 0 {
+		b.Buckets[undatedBucket] = &TimeBucket{Volume: b.undated}
+		b.undated = Volume{}
+	}
+}
+
+// undatedBucket keys the WAL of a stream with no timestamp at all.
+const undatedBucket = -1 << 62

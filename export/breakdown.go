@@ -1,0 +1,235 @@
+package export
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/decode"
+)
+
+// Catalog maps relfilenodes to relation names, from a CSV export of pg_class
+// made in each database with:
+//
+//	psql -d DB -c "\copy (select d.oid as database, c.reltablespace, c.relfilenode, n.nspname, c.relname
+//	  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+//	  join pg_database d on d.datname = current_database() where c.relfilenode <> 0) to 'catalog.csv' csv header"
+//
+// Columns are found by name; only relfilenode and relname are required.
+// Relations mapped by pg_filenode.map (relfilenode 0 in pg_class) are not in
+// it.
+type Catalog map[catalogKey]string
+
+type catalogKey struct{ db, rel uint32 }
+
+// ReadCatalog reads a catalog CSV.
+func ReadCatalog(r io.Reader) (Catalog, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("empty catalog")
+	}
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[strings.ToLower(strings.TrimSpace(c))] = i
+	}
+	fn, ok1 := col["relfilenode"]
+	name, ok2 := col["relname"]
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("catalog needs relfilenode and relname columns, has %v", rows[0])
+	}
+	db, hasDB := col["database"]
+	ns, hasNS := col["nspname"]
+	cat := Catalog{}
+	for _, r := range rows[1:] {
+		if len(r) <= max(fn, name) {
+			continue
+		}
+		rel, err := strconv.ParseUint(r[fn], 10, 32)
+		if err != nil {
+			continue
+		}
+		var d uint64
+		if hasDB && db < len(r) {
+			d, _ = strconv.ParseUint(r[db], 10, 32)
+		}
+		n := r[name]
+		if hasNS && ns < len(r) && r[ns] != "" {
+			n = r[ns] + "." + n
+		}
+		cat[catalogKey{uint32(d), uint32(rel)}] = n
+	}
+	return cat, nil
+}
+
+// Name returns the relation's name, or "".
+func (c Catalog) Name(r decode.RelFileLocator) string {
+	if c == nil {
+		return ""
+	}
+	if n, ok := c[catalogKey{r.DBOID, r.RelNumber}]; ok {
+		return n
+	}
+	return c[catalogKey{0, r.RelNumber}]
+}
+
+var volumeColumns = []string{"records", "record_bytes", "wal_bytes", "images", "image_bytes"}
+
+func volumeCells(v analyze.Volume) []string {
+	u := func(x uint64) string { return strconv.FormatUint(x, 10) }
+	return []string{u(v.Records), u(v.RecordBytes), u(v.WALBytes), u(v.Images), u(v.ImageBytes)}
+}
+
+func numeric(text, nums int) []bool {
+	out := make([]bool, text+nums)
+	for i := text; i < text+nums; i++ {
+		out[i] = true
+	}
+	return out
+}
+
+// RelationTable lists relation forks by WAL bytes, the records without block
+// references last.
+func RelationTable(b *analyze.Breakdown, cat Catalog, top int) *Table {
+	rels := make([]*analyze.RelVolume, 0, len(b.Relations))
+	for _, r := range b.Relations {
+		rels = append(rels, r)
+	}
+	sort.Slice(rels, func(i, j int) bool {
+		if rels[i].RecordBytes != rels[j].RecordBytes {
+			return rels[i].RecordBytes > rels[j].RecordBytes
+		}
+		a, c := rels[i].Rel, rels[j].Rel
+		return fmt.Sprint(a) < fmt.Sprint(c)
+	})
+	t := &Table{Columns: append([]string{"relation", "fork", "name"}, volumeColumns...), Numeric: numeric(3, 5)}
+	for i, r := range rels {
+		if top > 0 && i >= top {
+			break
+		}
+		rel := fmt.Sprintf("%d/%d/%d", r.Rel.SpcOID, r.Rel.DBOID, r.Rel.RelNumber)
+		t.Rows = append(t.Rows, append([]string{rel, decode.ForkName(r.Rel.Fork), cat.Name(r.Rel.RelFileLocator)}, volumeCells(r.Volume)...))
+	}
+	if b.NoRel.Records > 0 {
+		t.Rows = append(t.Rows, append([]string{"(no block)", "", ""}, volumeCells(b.NoRel)...))
+	}
+	return t
+}
+
+// SegmentTable lists segments in order.
+func SegmentTable(b *analyze.Breakdown) *Table {
+	names := make([]string, 0, len(b.Segments))
+	for n := range b.Segments {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	t := &Table{Columns: append([]string{"segment"}, volumeColumns...), Numeric: numeric(1, 5)}
+	for _, n := range names {
+		t.Rows = append(t.Rows, append([]string{n}, volumeCells(*b.Segments[n])...))
+	}
+	return t
+}
+
+// TimelineTable lists timelines.
+func TimelineTable(b *analyze.Breakdown) *Table {
+	t := &Table{Columns: append([]string{"timeline"}, volumeColumns...), Numeric: numeric(0, 6)}
+	var tlis []int
+	for tli := range b.Timelines {
+		tlis = append(tlis, int(tli))
+	}
+	sort.Ints(tlis)
+	for _, tli := range tlis {
+		for k, v := range b.Timelines {
+			if int(k) == tli {
+				t.Rows = append(t.Rows, append([]string{strconv.Itoa(tli)}, volumeCells(*v)...))
+			}
+		}
+	}
+	return t
+}
+
+// XidTable lists the transactions that wrote the most WAL.
+func XidTable(b *analyze.Breakdown, top int) *Table {
+	xs := make([]*analyze.XidVolume, 0, len(b.Xids))
+	for _, x := range b.Xids {
+		xs = append(xs, x)
+	}
+	sort.Slice(xs, func(i, j int) bool {
+		if xs[i].RecordBytes != xs[j].RecordBytes {
+			return xs[i].RecordBytes > xs[j].RecordBytes
+		}
+		return xs[i].XID < xs[j].XID
+	})
+	t := &Table{Columns: append([]string{"xid", "end", "time"}, volumeColumns...), Numeric: numeric(3, 5)}
+	t.Numeric[0] = true
+	for i, x := range xs {
+		if top > 0 && i >= top {
+			break
+		}
+		end, ts := "none seen", ""
+		if x.Ended {
+			end = "abort"
+			if x.Commit {
+				end = "commit"
+			}
+			ts = x.Time.In(time.Local).Format("2006-01-02 15:04:05.000000 MST")
+		}
+		t.Rows = append(t.Rows, append([]string{strconv.FormatUint(uint64(x.XID), 10), end, ts}, volumeCells(x.Volume)...))
+	}
+	return t
+}
+
+// TimeTable lists time buckets in order.
+func TimeTable(b *analyze.Breakdown) *Table {
+	keys := make([]int64, 0, len(b.Buckets))
+	for k := range b.Buckets {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	t := &Table{Columns: append([]string{"time", "commits"}, volumeColumns...), Numeric: numeric(1, 6)}
+	for _, k := range keys {
+		tb := b.Buckets[k]
+		label := "(before any timestamp)"
+		if !tb.Start.IsZero() {
+			label = tb.Start.In(time.Local).Format("2006-01-02 15:04:05 MST")
+		}
+		t.Rows = append(t.Rows, append([]string{label, strconv.FormatUint(tb.Commits, 10)}, volumeCells(tb.Volume)...))
+	}
+	return t
+}
+
+// CheckpointTable lists checkpoint cycles, with the image bytes of each tenth
+// of the cycle (the sawtooth's decay).
+func CheckpointTable(b *analyze.Breakdown) *Table {
+	cols := append([]string{"redo_lsn", "end_lsn", "checkpoint_lsn", "time", "kind"}, volumeColumns...)
+	cols = append(cols, "distinct_blocks_imaged")
+	for i := 1; i <= 10; i++ {
+		cols = append(cols, fmt.Sprintf("image_bytes_tenth_%d", i))
+	}
+	t := &Table{Columns: cols, Numeric: numeric(5, 16)}
+	for _, c := range b.Cycles {
+		kind, ts, ck := "before first redo", "", ""
+		if c.Checkpoint != 0 {
+			kind = "shutdown"
+			if c.Online {
+				kind = "online"
+			}
+			ts = c.Time.In(time.Local).Format("2006-01-02 15:04:05 MST")
+			ck = c.Checkpoint.String()
+		}
+		row := append([]string{c.Redo.String(), c.End.String(), ck, ts, kind}, volumeCells(c.Volume)...)
+		row = append(row, strconv.Itoa(c.DistinctBlocks))
+		for _, v := range c.Tenths {
+			row = append(row, strconv.FormatUint(v, 10))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
