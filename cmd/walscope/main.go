@@ -46,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			dumpCommand(),
 			statsCommand(),
 			verifyCommand(),
+			whatifCommand(),
 			lsCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},

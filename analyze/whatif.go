@@ -1,0 +1,375 @@
+package analyze
+
+import (
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+)
+
+// Scenario is the WAL a stream would have been under one setting.
+type Scenario struct {
+	Setting         string `json:"setting"` // wal_compression, full_page_writes, checkpoint_distance, xlog_blcksz, wal_level
+	Value           string `json:"value"`   // as PostgreSQL spells it: lz4, off, 4096, replica; 2x for checkpoint distance
+	RecordBytes     uint64 `json:"record_bytes"`
+	WALBytes        uint64 `json:"wal_bytes"`
+	ImageBytes      uint64 `json:"image_bytes"`
+	FlushWriteBytes uint64 `json:"flush_write_bytes"`
+	layout          *Layout
+	// lastTouch, for checkpoint spacing: the simulated cycle of each
+	// block's last change.
+	lastTouch map[blockKey]int
+	redo      []xlog.LSN
+	cycle     int
+	skipXID   map[xlog.XID]bool // wal_level minimal: transactions bulk-loading new relations
+	newRels   map[xlog.XID]map[decode.RelFileLocator]bool
+}
+
+// ImageSizer tells the image length PostgreSQL would store for a page under
+// a wal_compression method, and whether it would be compressed
+// (XLogCompressBackupBlock); page is the full page, holes included.
+type ImageSizer func(page []byte, holeOffset, holeLength int, method decode.Compression) (stored int, compressed bool)
+
+// WhatIfInput is what a first pass over the stream learnt.
+type WhatIfInput struct {
+	PageSize, SegSize uint32
+	BlockSize         int
+	Start             xlog.LSN
+	Redo              []xlog.LSN // the stream's redo points, in order
+	WalLevel          int        // the stream's wal_level (0 minimal, 1 replica, 2 logical), -1 unknown
+	// DataLen is the mean block data length of image-less block references,
+	// by rmgr, record type and block id: what a block carries when no image
+	// replaces its data.
+	DataLen map[[3]uint8]uint32
+	Sizer   ImageSizer
+}
+
+// WhatIf estimates, record by record, the WAL of the same stream under other
+// settings (issue 6; see why-wal-grows.md). Records are fed in WAL order.
+type WhatIf struct {
+	in        WhatIfInput
+	Actual    Scenario
+	Scenarios []*Scenario
+	dec       *decode.Decoder
+	page      []byte
+	meanImage float64 // running mean of stored image bytes, for images a scenario adds
+	images    uint64
+}
+
+// Compression methods the wal_compression scenarios try.
+var whatIfMethods = []struct {
+	name string
+	c    decode.Compression
+}{{"off", decode.CompressNone}, {"pglz", decode.CompressPGLZ}, {"lz4", decode.CompressLZ4}, {"zstd", decode.CompressZstd}}
+
+// NewWhatIf prepares the scenarios.
+func NewWhatIf(in WhatIfInput) *WhatIf {
+	w := &WhatIf{in: in, dec: decode.NewDecoder(in.BlockSize)}
+	w.Actual = Scenario{Setting: "actual", layout: NewLayout(in.PageSize, in.SegSize, in.Start)}
+	add := func(setting, value string, pageSize uint32) *Scenario {
+		s := &Scenario{Setting: setting, Value: value, layout: NewLayout(pageSize, in.SegSize, in.Start)}
+		w.Scenarios = append(w.Scenarios, s)
+		return s
+	}
+	if in.Sizer != nil {
+		for _, m := range whatIfMethods {
+			add("wal_compression", m.name, in.PageSize)
+		}
+	}
+	add("full_page_writes", "off", in.PageSize)
+	for _, k := range []int{2, 4, 8} {
+		s := add("checkpoint_distance", itoa(k)+"x", in.PageSize)
+		s.lastTouch = map[blockKey]int{}
+		for i := 0; i < len(in.Redo); i += k {
+			s.redo = append(s.redo, in.Redo[i])
+		}
+	}
+	if len(in.Redo) > 1 {
+		s := add("checkpoint_distance", "0.5x", in.PageSize)
+		s.lastTouch = map[blockKey]int{}
+		for i, r := range in.Redo {
+			s.redo = append(s.redo, r)
+			if i+1 < len(in.Redo) {
+				s.redo = append(s.redo, r+(in.Redo[i+1]-r)/2)
+			}
+		}
+	}
+	for _, p := range []uint32{4096, 8192, 16384, 32768} {
+		add("xlog_blcksz", itoa(int(p)), p)
+	}
+	if in.WalLevel >= 2 {
+		add("wal_level", "replica", in.PageSize)
+	}
+	if in.WalLevel >= 1 {
+		s := add("wal_level", "minimal", in.PageSize)
+		s.skipXID = map[xlog.XID]bool{}
+		s.newRels = map[xlog.XID]map[decode.RelFileLocator]bool{}
+	}
+	return w
+}
+
+func itoa(v int) string {
+	if v == 0 {
+		return "0"
+	}
+	var b []byte
+	for v > 0 {
+		b = append([]byte{byte('0' + v%10)}, b...)
+		v /= 10
+	}
+	return string(b)
+}
+
+func (s *Scenario) place(totLen uint32, rec *decode.Record, images uint64) {
+	sw := rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == 0x40
+	commit := rec.Header.Rmid == xlog.RmgrTransaction && (rec.Header.Info&0x70 == 0x00 || rec.Header.Info&0x70 == 0x30)
+	if rec.Aborted != 0 && s.layout.PageSize == uint64(rec.PageSize) {
+		s.layout.Restart(rec.LSN)
+	}
+	before := s.layout.Pos()
+	s.layout.Add(totLen, sw, commit)
+	s.RecordBytes += uint64(totLen)
+	s.WALBytes += uint64(s.layout.Pos() - before)
+	s.ImageBytes += images
+}
+
+// forcedImage reports images written whatever full_page_writes says: whole
+// pages logged by XLOG FPI (index builds, log_newpage) and hint-bit images
+// (XLOG FPI_FOR_HINT, REGBUF_FORCE_IMAGE), and images for
+// wal_consistency_checking (no BKPIMAGE_APPLY).
+func forcedImage(rec *decode.Record, b *decode.BlockRef) bool {
+	if rec.Header.Rmid == xlog.RmgrXLOG {
+		return true
+	}
+	return !b.Apply
+}
+
+// imageHeader is the block header bytes an image adds: the 5-byte
+// XLogRecordBlockImageHeader, and the 2-byte compress header when a
+// compressed image has a hole.
+func imageHeader(compressed, hole bool) uint32 {
+	if compressed && hole {
+		return 7
+	}
+	return 5
+}
+
+// Add feeds one record.
+func (w *WhatIf) Add(rec *decode.Record) {
+	tot := rec.Header.TotLen
+	w.Actual.place(tot, rec, uint64(rec.FPILen))
+	// Pages of the images, rebuilt once for the compression scenarios.
+	for _, s := range w.Scenarios {
+		switch s.Setting {
+		case "wal_compression":
+			w.placeCompressed(s, rec)
+		case "full_page_writes":
+			w.placeWithout(s, rec, func(b *decode.BlockRef) bool { return !forcedImage(rec, b) })
+		case "checkpoint_distance":
+			w.placeCheckpoint(s, rec)
+		case "xlog_blcksz":
+			s.place(tot, rec, uint64(rec.FPILen))
+		case "wal_level":
+			w.placeLevel(s, rec)
+		}
+	}
+	for i := range rec.Blocks {
+		if b := &rec.Blocks[i]; b.HasImage {
+			w.images++
+			w.meanImage += (float64(b.ImageLen) - w.meanImage) / float64(w.images)
+		}
+	}
+}
+
+func (w *WhatIf) placeCompressed(s *Scenario, rec *decode.Record) {
+	tot := rec.Header.TotLen
+	var images uint64
+	for i := range rec.Blocks {
+		b := &rec.Blocks[i]
+		if !b.HasImage {
+			continue
+		}
+		var err error
+		w.page, err = w.dec.AppendPage(w.page[:0], rec, b)
+		if err != nil {
+			images += uint64(b.ImageLen)
+			continue
+		}
+		var method decode.Compression
+		for _, m := range whatIfMethods {
+			if m.name == s.Value {
+				method = m.c
+			}
+		}
+		hole := b.HoleLength > 0
+		stored, compressed := w.in.Sizer(w.page, int(b.HoleOffset), int(b.HoleLength), method)
+		oldHdr := imageHeader(b.Compression != decode.CompressNone, hole)
+		newHdr := imageHeader(compressed, hole)
+		tot = tot - uint32(b.ImageLen) - oldHdr + uint32(stored) + newHdr
+		images += uint64(stored)
+	}
+	s.place(tot, rec, images)
+}
+
+// placeWithout places the record with the images drop says go, each replaced
+// by the block data such a block carries without an image.
+func (w *WhatIf) placeWithout(s *Scenario, rec *decode.Record, drop func(*decode.BlockRef) bool) {
+	tot := rec.Header.TotLen
+	images := uint64(rec.FPILen)
+	for i := range rec.Blocks {
+		b := &rec.Blocks[i]
+		if !b.HasImage || !drop(b) {
+			continue
+		}
+		hdr := imageHeader(b.Compression != decode.CompressNone, b.HoleLength > 0)
+		data := uint32(0)
+		if b.DataLen == 0 {
+			data = w.in.DataLen[[3]uint8{uint8(rec.Header.Rmid), rec.Header.Info & 0xF0, b.ID}]
+		}
+		tot = tot - uint32(b.ImageLen) - hdr + data
+		images -= uint64(b.ImageLen)
+	}
+	s.place(tot, rec, images)
+}
+
+// placeCheckpoint: an image is needed at the first change of each block
+// after each simulated redo point, and only then.
+func (w *WhatIf) placeCheckpoint(s *Scenario, rec *decode.Record) {
+	for s.cycle+1 < len(s.redo) && rec.LSN >= s.redo[s.cycle+1] {
+		s.cycle++
+	}
+	cyc := s.cycle
+	if len(s.redo) == 0 || rec.LSN < s.redo[0] {
+		cyc = -1
+	}
+	tot := rec.Header.TotLen
+	images := uint64(rec.FPILen)
+	for i := range rec.Blocks {
+		b := &rec.Blocks[i]
+		k := blockKey{RelKey{b.Rel, b.Fork()}, b.Block}
+		last, seen := s.lastTouch[k]
+		s.lastTouch[k] = cyc
+		first := !seen || last != cyc
+		// Whole pages logged on purpose (XLOG FPI) and consistency-check
+		// images do not depend on checkpoints; hint-bit images do.
+		wholePage := rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == 0xB0
+		if b.WillInit() || b.HasImage && (wholePage || !b.Apply) {
+			continue
+		}
+		switch {
+		case b.HasImage && !first:
+			// The simulated checkpoints are further apart: no image.
+			hdr := imageHeader(b.Compression != decode.CompressNone, b.HoleLength > 0)
+			data := uint32(0)
+			if b.DataLen == 0 {
+				data = w.in.DataLen[[3]uint8{uint8(rec.Header.Rmid), rec.Header.Info & 0xF0, b.ID}]
+			}
+			tot = tot - uint32(b.ImageLen) - hdr + data
+			images -= uint64(b.ImageLen)
+		case !b.HasImage && first && seen && cyc >= 0:
+			// A closer redo point: this change needs an image, of the mean
+			// size, its data then omitted.
+			add := uint32(w.meanImage + 0.5)
+			if add == 0 {
+				add = uint32(w.in.BlockSize / 2)
+			}
+			tot = tot + add + 5 - uint32(b.DataLen)
+			images += uint64(add)
+		}
+	}
+	s.place(tot, rec, images)
+}
+
+// placeLevel drops what only a higher wal_level writes. For replica (from
+// logical): NEW_CID records, transaction INVALIDATION records and the
+// top-level xid header. For minimal (from replica or logical): also
+// hot-standby records (Standby LOCK and RUNNING_XACTS) and the WAL of
+// relations created in the same transaction (bulk loads, CREATE INDEX, CREATE
+// TABLE AS), which minimal replaces by an fsync at commit.
+func (w *WhatIf) placeLevel(s *Scenario, rec *decode.Record) {
+	id, info := rec.Header.Rmid, rec.Header.Info
+	if id == xlog.RmgrHeap2 && info&0x70 == 0x70 || id == xlog.RmgrTransaction && info&0x70 == 0x60 {
+		return // NEW_CID, INVALIDATION: logical only
+	}
+	tot := rec.Header.TotLen
+	if rec.ToplevelXID != 0 {
+		tot -= 5
+	}
+	if s.Value == "minimal" {
+		if id == xlog.RmgrStandby && (info&0xF0 == 0x00 || info&0xF0 == 0x10) {
+			return
+		}
+		xid := rec.Header.XID
+		if rec.ToplevelXID != 0 {
+			xid = rec.ToplevelXID
+		}
+		if id == xlog.RmgrStorage && info&0xF0 == 0x10 && xid != 0 && len(rec.MainData) >= 16 {
+			// smgr CREATE: xl_smgr_create { RelFileLocator rlocator; ForkNumber forkNum }.
+			rel := decode.RelFileLocator{SpcOID: le32(rec.MainData[0:]), DBOID: le32(rec.MainData[4:]), RelNumber: le32(rec.MainData[8:])}
+			if s.newRels[xid] == nil {
+				s.newRels[xid] = map[decode.RelFileLocator]bool{}
+			}
+			s.newRels[xid][rel] = true
+		}
+		if rels := s.newRels[xid]; rels != nil && len(rec.Blocks) > 0 {
+			all := true
+			for i := range rec.Blocks {
+				all = all && rels[rec.Blocks[i].Rel]
+			}
+			if all {
+				return
+			}
+		}
+		if _, ok := rmgr.XactEnd(rec); ok {
+			delete(s.newRels, xid)
+		}
+	}
+	s.place(tot, rec, uint64(rec.FPILen))
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// Results returns the actual stream's figures and every scenario's.
+func (w *WhatIf) Results() (Scenario, []Scenario) {
+	out := make([]Scenario, len(w.Scenarios))
+	for i, s := range w.Scenarios {
+		s.FlushWriteBytes = s.layout.FlushWriteBytes()
+		out[i] = *s
+		out[i].layout, out[i].lastTouch, out[i].skipXID, out[i].newRels = nil, nil, nil, nil
+	}
+	a := w.Actual
+	a.FlushWriteBytes = a.layout.FlushWriteBytes()
+	a.layout = nil
+	return a, out
+}
+
+// DataLenLearner gathers WhatIfInput.DataLen in a first pass.
+type DataLenLearner struct {
+	sum map[[3]uint8][2]uint64
+}
+
+// Add learns from one record's image-less block references.
+func (l *DataLenLearner) Add(rec *decode.Record) {
+	if l.sum == nil {
+		l.sum = map[[3]uint8][2]uint64{}
+	}
+	for i := range rec.Blocks {
+		b := &rec.Blocks[i]
+		if b.HasImage {
+			continue
+		}
+		k := [3]uint8{uint8(rec.Header.Rmid), rec.Header.Info & 0xF0, b.ID}
+		v := l.sum[k]
+		l.sum[k] = [2]uint64{v[0] + uint64(b.DataLen), v[1] + 1}
+	}
+}
+
+// Means returns the mean data length per key.
+func (l *DataLenLearner) Means() map[[3]uint8]uint32 {
+	out := map[[3]uint8]uint32{}
+	for k, v := range l.sum {
+		out[k] = uint32(v[0] / v[1])
+	}
+	return out
+}

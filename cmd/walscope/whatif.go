@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+)
+
+func whatifCommand() *cli.Command {
+	flags := append(walFlags(), filterFlags()...)
+	flags = append(flags, &cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"})
+	return &cli.Command{
+		Name:      "whatif",
+		Usage:     "estimate the WAL this stream would have been under other settings",
+		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
+		Flags:     flags,
+		Action:    whatifAction,
+	}
+}
+
+// whatifAction reads the stream twice: first for the redo points, the
+// wal_level and the block data sizes, then to re-estimate every record under
+// each scenario.
+func whatifAction(c *cli.Context) error {
+	format := c.String("format")
+	if format != "text" && format != "json" && format != "csv" {
+		return usageErr("unrecognized value for option --format: %s", format)
+	}
+	in, err := resolveInput(c)
+	if err != nil {
+		return err
+	}
+	r, err := xlog.NewReader(in.src, in.opts)
+	if err != nil {
+		return readerSetupError(err)
+	}
+	dec := decode.NewDecoder(c.Int("blcksz"))
+	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: -1}
+	var learner analyze.DataLenLearner
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break // the second pass reports how the WAL ends
+		}
+		d, err := dec.Decode(rec, 0)
+		if err != nil {
+			continue
+		}
+		if wi.Start == 0 {
+			wi.Start = rec.LSN
+		}
+		learner.Add(d)
+		if cp, ok := rmgr.Checkpoint(d); ok {
+			wi.Redo = append(wi.Redo, cp.Redo)
+			if cp.WalLevel >= 0 {
+				wi.WalLevel = cp.WalLevel
+			}
+		}
+		if pc, ok := rmgr.ParameterChange(d); ok {
+			wi.WalLevel = int(pc.WalLevel)
+		}
+	}
+	r.Close()
+	wi.DataLen = learner.Means()
+	var rc decode.Recompressor
+	wi.Sizer = rc.Estimate
+	w := analyze.NewWhatIf(wi)
+	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	defer stdout.Flush()
+	quiet := c.Bool("quiet")
+	return scan(c, stdout, scanPlan{
+		sequential: true,
+		newSink:    func(bool) recordSink { return whatifSink{w} },
+		merge:      func(recordSink) error { return nil },
+		done: func(xlog.LSN, xlog.Version) error {
+			if quiet {
+				return nil
+			}
+			actual, sc := w.Results()
+			switch format {
+			case "json":
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Actual    analyze.Scenario   `json:"actual"`
+					Scenarios []analyze.Scenario `json:"scenarios"`
+				}{actual, sc})
+			}
+			t := &export.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio"},
+				Numeric: []bool{false, false, true, true, true, true, true}}
+			row := func(s analyze.Scenario) {
+				ratio := "1.000"
+				if actual.WALBytes > 0 {
+					ratio = strconv.FormatFloat(float64(s.WALBytes)/float64(actual.WALBytes), 'f', 3, 64)
+				}
+				t.Rows = append(t.Rows, []string{s.Setting, s.Value, fmt.Sprint(s.RecordBytes), fmt.Sprint(s.WALBytes),
+					fmt.Sprint(s.ImageBytes), fmt.Sprint(s.FlushWriteBytes), ratio})
+			}
+			row(actual)
+			for _, s := range sc {
+				row(s)
+			}
+			return t.Write(stdout, format)
+		},
+	})
+}
+
+type whatifSink struct{ w *analyze.WhatIf }
+
+func (s whatifSink) record(_ *decode.Decoder, d *decode.Record) error {
+	s.w.Add(d)
+	return nil
+}
