@@ -47,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			statsCommand(),
 			verifyCommand(),
 			whatifCommand(),
+			compareCommand(),
 			lsCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},

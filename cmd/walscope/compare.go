@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
+)
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "compare two archives per resource manager and record type",
+		ArgsUsage: "A B",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "by", Value: "record", Usage: "rows per `KEY`: record or rmgr"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"},
+			&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ"},
+		},
+		Action: compareAction,
+	}
+}
+
+// compareAction puts two streams side by side (the same workload at two
+// wal_levels or two XLOG_BLCKSZ, say): per row the records and WAL bytes of
+// each, the difference and the ratio B/A, and a warning on stderr when their
+// starting conditions differ.
+func compareAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usageErr("compare needs two inputs, A and B")
+	}
+	perRecord := c.String("by") == "record"
+	var prof [2]*analyze.Profile
+	for i, path := range c.Args().Slice() {
+		src, err := archive.OpenPaths([]string{path})
+		if err != nil {
+			return openErr([]string{path}, err)
+		}
+		p, err := analyze.ProfileStream(src, xlog.Options{FollowHistory: true}, c.Int("blcksz"))
+		if err != nil {
+			return readerSetupError(err)
+		}
+		if p.Err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "walscope: warning: %s: WAL ends with an error: %v\n", path, p.Err)
+		}
+		prof[i] = p
+	}
+	a, b := prof[0], prof[1]
+	if a.AfterCheckpoint != b.AfterCheckpoint {
+		which := map[bool]string{true: "right after a checkpoint", false: "in the middle of a checkpoint cycle"}
+		fmt.Fprintf(c.App.ErrWriter, "walscope: warning: the two streams start differently: A %s, B %s; "+
+			"the one that did not start after a checkpoint may lack the page images of its first changes\n",
+			which[a.AfterCheckpoint], which[b.AfterCheckpoint])
+	}
+	rowsA := rowMap(&a.Stats, perRecord)
+	rowsB := rowMap(&b.Stats, perRecord)
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range append(a.Stats.Rows(perRecord), b.Stats.Rows(perRecord)...) {
+		if !seen[r.Name] && (rowsA[r.Name].Count > 0 || rowsB[r.Name].Count > 0) {
+			seen[r.Name] = true
+			names = append(names, r.Name)
+		}
+	}
+	t := &export.Table{
+		Columns: []string{"type", "records_a", "records_b", "bytes_a", "bytes_b", "fpi_bytes_a", "fpi_bytes_b", "bytes_diff", "bytes_ratio"},
+		Numeric: []bool{false, true, true, true, true, true, true, true, true},
+	}
+	row := func(name string, x, y analyze.Counter) {
+		ratio := ""
+		if x.Total() > 0 {
+			ratio = strconv.FormatFloat(float64(y.Total())/float64(x.Total()), 'f', 3, 64)
+		}
+		t.Rows = append(t.Rows, []string{name, fmt.Sprint(x.Count), fmt.Sprint(y.Count), fmt.Sprint(x.Total()), fmt.Sprint(y.Total()),
+			fmt.Sprint(x.FPILen), fmt.Sprint(y.FPILen), fmt.Sprint(int64(y.Total()) - int64(x.Total())), ratio})
+	}
+	for _, n := range names {
+		row(n, rowsA[n], rowsB[n])
+	}
+	ta, tb := a.Stats.Totals(), b.Stats.Totals()
+	row("Total", ta, tb)
+	out := bufio.NewWriter(c.App.Writer)
+	defer out.Flush()
+	if c.String("format") == "text" {
+		fmt.Fprintf(out, "A: %s, %d-byte pages, wal_level %s, %s to %s\nB: %s, %d-byte pages, wal_level %s, %s to %s\n\n",
+			c.Args().Get(0), a.PageSize, rmgr.WalLevelName(a.WalLevel), a.Start, a.End,
+			c.Args().Get(1), b.PageSize, rmgr.WalLevelName(b.WalLevel), b.Start, b.End)
+	}
+	return t.Write(out, c.String("format"))
+}
+
+func rowMap(s *analyze.Stats, perRecord bool) map[string]analyze.Counter {
+	m := map[string]analyze.Counter{}
+	for _, r := range s.Rows(perRecord) {
+		m[r.Name] = r.Counter
+	}
+	return m
+}
