@@ -7,8 +7,9 @@ import (
 	"sync"
 )
 
-// pglz compression, a line-by-line port of pglz_compress and pglz_find_match
-// in src/common/pg_lzcompress.c (identical in PostgreSQL 13, 15 and 18) with
+// pglz compression, a port of pglz_compress, pglz_find_match and their
+// macros in src/common/pg_lzcompress.c (the same code in PostgreSQL 15 and
+// 18; the images of PostgreSQL 13's WAL match it too) with
 // PGLZ_strategy_default, the strategy XLogCompressBackupBlock uses for
 // full-page images. The output is bit-exact with PostgreSQL's as built on
 // x86-64; see pglzHash for the one platform dependence.
@@ -46,18 +47,20 @@ type pglzHistEntry struct {
 // hist_entries, static in PostgreSQL), so that repeated compressions do not
 // allocate. The zero value is ready to use; it is not safe for concurrent use.
 type PGLZCompressor struct {
-	start   [pglzMaxHistoryLists]int16
-	entries [pglzHistorySize + 1]pglzHistEntry
+	start   [pglzMaxHistoryLists]int16         // hist_start: the head of each hash list
+	entries [pglzHistorySize + 1]pglzHistEntry // hist_entries
+	next    int                                // hist_next: the entry to use next
+	recycle bool                               // hist_recycle: entries are being reused
 }
 
 var pglzPool = sync.Pool{New: func() any { return new(PGLZCompressor) }}
 
 // PGLZCompress is pglz_compress(src, len(src), ..., PGLZ_strategy_default),
 // bit-exact: it appends the compressed form of src to dst and reports true,
-// or returns dst unchanged and false where PostgreSQL returns -1 (input under
-// 32 bytes, no match within the first 1024 output bytes, or output not under
-// 75% of the input). It uses a pooled PGLZCompressor; hold one of your own to
-// control allocation.
+// or returns dst with its length and contents unchanged and false where
+// PostgreSQL returns -1 (input under 32 bytes, no match within the first
+// 1024 output bytes, or output not under 75% of the input). It uses a pooled
+// PGLZCompressor; hold one of your own to control allocation.
 func PGLZCompress(dst, src []byte) ([]byte, bool) {
 	c := pglzPool.Get().(*PGLZCompressor)
 	dst, ok := c.Compress(dst, src)
@@ -113,7 +116,6 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 	mask := hashsz - 1
 	hstart := c.start[:hashsz]
 	clear(hstart)
-	he := &c.entries
 
 	// The output: PGLZ_MAX_OUTPUT(slen) = slen + 4 bytes at most, since the
 	// size is checked once per item and an item adds at most 4 bytes.
@@ -126,38 +128,11 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 	out := dst[base : base+slen+4]
 	bp := 0
 
-	histNext := 1
-	histRecycle := false
+	c.next = 1
+	c.recycle = false
 	ctrlp := -1 // index of the pending control byte in out; -1 is ctrl_dummy
 	var ctrlb, ctrl byte
 	foundMatch := false
-
-	// addHistory is pglz_hist_add for input position dp.
-	addHistory := func(dp int) {
-		hindex := pglzHash(src, dp, mask)
-		me := &he[histNext]
-		if histRecycle {
-			// Unlink the entry from its old list before reusing it.
-			if me.prev < 0 {
-				c.start[me.hindex] = me.next
-			} else {
-				he[me.prev].next = me.next
-			}
-			he[me.next].prev = me.prev // harmless on entry 0
-		}
-		head := hstart[hindex]
-		me.next = head
-		me.prev = -1
-		me.hindex = int32(hindex)
-		me.pos = int32(dp)
-		he[head].prev = int16(histNext) // scribbles on entry 0 for an empty list
-		hstart[hindex] = int16(histNext)
-		histNext++
-		if histNext >= pglzHistorySize+1 {
-			histNext = 1
-			histRecycle = true
-		}
-	}
 
 	// outCtrl is pglz_out_ctrl: store the full control byte and reserve the
 	// next one when 8 items have been written under it.
@@ -185,7 +160,8 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 		if !foundMatch && bp >= pglzFirstSuccess {
 			return dst, false
 		}
-		if mlen, moff := c.findMatch(src, dp, mask); mlen > 0 {
+		h := pglzHash(src, dp, mask)
+		if mlen, moff := c.findMatch(src, dp, h); mlen > 0 {
 			// pglz_out_tag
 			outCtrl()
 			ctrlb |= ctrl
@@ -200,9 +176,10 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 				out[bp+1] = byte(moff & 0xff)
 				bp += 2
 			}
-			for ; mlen > 0; mlen-- {
-				addHistory(dp)
-				dp++
+			c.add(h, dp)
+			dp++
+			for end := dp + mlen - 1; dp < end; dp++ {
+				c.add(pglzHash(src, dp, mask), dp)
 			}
 			foundMatch = true
 		} else {
@@ -211,7 +188,7 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 			out[bp] = src[dp]
 			bp++
 			ctrl <<= 1
-			addHistory(dp)
+			c.add(h, dp)
 			dp++
 		}
 	}
@@ -226,15 +203,44 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 	return dst[:base+bp], true
 }
 
-// findMatch is pglz_find_match: it walks the hash list of position dp,
+// add is pglz_hist_add: it pushes position dp on the front of hash list h,
+// taking the next entry round-robin, unlinked first from its old list when
+// entries are being reused.
+func (c *PGLZCompressor) add(h, dp int) {
+	he := &c.entries
+	me := &he[c.next]
+	if c.recycle {
+		if me.prev < 0 {
+			c.start[me.hindex&(pglzMaxHistoryLists-1)] = me.next
+		} else {
+			he[me.prev].next = me.next
+		}
+		he[me.next].prev = me.prev // harmless on entry 0
+	}
+	h &= pglzMaxHistoryLists - 1 // a no-op that drops the bounds checks
+	head := c.start[h]
+	me.next = head
+	me.prev = -1
+	me.hindex = int32(h)
+	me.pos = int32(dp)
+	he[head].prev = int16(c.next) // scribbles on entry 0 for an empty list
+	c.start[h] = int16(c.next)
+	c.next++
+	if c.next >= pglzHistorySize+1 {
+		c.next = 1
+		c.recycle = true
+	}
+}
+
+// findMatch is pglz_find_match: it walks hash list h, that of position dp,
 // nearest entry first, and returns the best match's length and offset, or
 // length 0 when there is none longer than 2 bytes.
-func (c *PGLZCompressor) findMatch(src []byte, dp, mask int) (int, int) {
+func (c *PGLZCompressor) findMatch(src []byte, dp, h int) (int, int) {
 	goodMatch := pglzGoodMatch
 	he := &c.entries
 	n := len(src)
 	length, off := 0, 0
-	for e := c.start[pglzHash(src, dp, mask)]; e != 0; {
+	for e := c.start[h&(pglzMaxHistoryLists-1)]; e != 0; {
 		hp := int(he[e].pos)
 
 		// Stop if the offset does not fit into a tag anymore.
@@ -255,8 +261,15 @@ func (c *PGLZCompressor) findMatch(src []byte, dp, mask int) (int, int) {
 			if string(src[dp:dp+length]) == string(src[hp:hp+length]) {
 				thislen = length + matchLen(src, dp+length, hp+length, min(pglzMaxMatch-length, n-dp-length))
 			}
+		} else if limit := min(pglzMaxMatch, n-dp); limit >= 8 {
+			// The first eight bytes here, to spare most candidates a call.
+			if x := binary.LittleEndian.Uint64(src[dp:]) ^ binary.LittleEndian.Uint64(src[hp:]); x != 0 {
+				thislen = bits.TrailingZeros64(x) / 8
+			} else {
+				thislen = 8 + matchLen(src, dp+8, hp+8, limit-8)
+			}
 		} else {
-			thislen = matchLen(src, dp, hp, min(pglzMaxMatch, n-dp))
+			thislen = matchLen(src, dp, hp, limit)
 		}
 
 		if thislen > length {

@@ -184,3 +184,40 @@ func TestRecompressorRules(t *testing.T) {
 		t.Errorf("pglz estimate %+v, compress %d bytes (ok %v)", e, len(out), ok)
 	}
 }
+
+// TestRecompressorAllocs checks that estimates do not allocate once the
+// Recompressor has warmed up.
+func TestRecompressorAllocs(t *testing.T) {
+	page := make([]byte, 8192)
+	for i := range page {
+		page[i] = byte(i / 64)
+	}
+	var r decode.Recompressor
+	for _, m := range []decode.Compression{decode.CompressPGLZ, decode.CompressLZ4, decode.CompressZstd} {
+		r.Estimate(page, 100, 200, m)
+		if n := testing.AllocsPerRun(20, func() { r.Estimate(page, 100, 200, m) }); n != 0 {
+			t.Errorf("%s: %v allocations per estimate", m, n)
+		}
+	}
+}
+
+// BenchmarkRecompressor estimates every real image's page under each
+// method; MB/s counts hole-less input bytes.
+func BenchmarkRecompressor(b *testing.B) {
+	ims := realImages(b)
+	total := 0
+	for i := range ims {
+		total += 8192 - ims[i].HoleLength
+	}
+	for _, m := range []decode.Compression{decode.CompressPGLZ, decode.CompressLZ4, decode.CompressZstd} {
+		b.Run(m.String(), func(b *testing.B) {
+			var r decode.Recompressor
+			b.SetBytes(int64(total))
+			for b.Loop() {
+				for i := range ims {
+					r.Estimate(ims[i].Page, ims[i].HoleOffset, ims[i].HoleLength, m)
+				}
+			}
+		})
+	}
+}
