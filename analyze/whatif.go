@@ -63,6 +63,13 @@ var whatIfMethods = []struct {
 
 // NewWhatIf prepares the scenarios.
 func NewWhatIf(in WhatIfInput) *WhatIf {
+	// The stream's start counts as a redo point: the WAL read begins in a
+	// checkpoint cycle whose redo point it does not see (and usually, for a
+	// measured run, right after a checkpoint), which keeps the simulated
+	// spacing in phase with the real one.
+	if len(in.Redo) == 0 || in.Redo[0] > in.Start {
+		in.Redo = append([]xlog.LSN{in.Start}, in.Redo...)
+	}
 	w := &WhatIf{in: in, dec: decode.NewDecoder(in.BlockSize)}
 	w.Actual = Scenario{Setting: "actual", layout: NewLayout(in.PageSize, in.SegSize, in.Start)}
 	add := func(setting, value string, pageSize uint32) *Scenario {
@@ -372,4 +379,53 @@ func (l *DataLenLearner) Means() map[[3]uint8]uint32 {
 		out[k] = uint32(v[0] / v[1])
 	}
 	return out
+}
+
+// LevelGuesser infers the wal_level that wrote a stream when no record states
+// it (PARAMETER_CHANGE, or checkpoints from 17 on): records or fields only
+// logical writes (NEW_CID, transaction INVALIDATION, top-level xid headers,
+// heap records flagged as carrying the whole new tuple) mean logical; hot-standby records (Standby RUNNING_XACTS, LOCK) mean at least
+// replica; neither means minimal.
+type LevelGuesser struct {
+	stated, logical, replica bool
+	level                    int
+}
+
+// Add looks at one record.
+func (g *LevelGuesser) Add(rec *decode.Record) {
+	if cp, ok := rmgr.Checkpoint(rec); ok && cp.WalLevel >= 0 {
+		g.stated, g.level = true, cp.WalLevel
+	}
+	if pc, ok := rmgr.ParameterChange(rec); ok {
+		g.stated, g.level = true, int(pc.WalLevel)
+	}
+	id, info := rec.Header.Rmid, rec.Header.Info
+	md := rec.MainData
+	switch {
+	case id == xlog.RmgrHeap2 && info&0x70 == 0x70, id == xlog.RmgrTransaction && info&0x70 == 0x60, rec.ToplevelXID != 0:
+		g.logical = true
+	// Logical decoding needs the new tuple whole (heapam.c, need_tuple_data):
+	// XLH_INSERT_CONTAINS_NEW_TUPLE (0x08) in xl_heap_insert.flags (offset
+	// 2), XLH_UPDATE_CONTAINS_NEW_TUPLE (0x10) in xl_heap_update.flags
+	// (offset 7).
+	case id == xlog.RmgrHeap && info&0x70 == 0x00 && len(md) >= 3 && md[2]&0x08 != 0,
+		id == xlog.RmgrHeap && (info&0x70 == 0x20 || info&0x70 == 0x40) && len(md) >= 8 && md[7]&0x10 != 0:
+		g.logical = true
+	case id == xlog.RmgrStandby && (info&0xF0 == 0x00 || info&0xF0 == 0x10):
+		g.replica = true
+	}
+}
+
+// Level returns the stated level, else the inferred one (0 minimal, 1
+// replica, 2 logical).
+func (g *LevelGuesser) Level() int {
+	switch {
+	case g.stated:
+		return g.level
+	case g.logical:
+		return 2
+	case g.replica:
+		return 1
+	}
+	return 0
 }

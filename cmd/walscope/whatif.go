@@ -45,6 +45,7 @@ func whatifAction(c *cli.Context) error {
 	dec := decode.NewDecoder(c.Int("blcksz"))
 	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: -1}
 	var learner analyze.DataLenLearner
+	var level analyze.LevelGuesser
 	for {
 		rec, err := r.Next()
 		if err != nil {
@@ -58,17 +59,13 @@ func whatifAction(c *cli.Context) error {
 			wi.Start = rec.LSN
 		}
 		learner.Add(d)
+		level.Add(d)
 		if cp, ok := rmgr.Checkpoint(d); ok {
 			wi.Redo = append(wi.Redo, cp.Redo)
-			if cp.WalLevel >= 0 {
-				wi.WalLevel = cp.WalLevel
-			}
-		}
-		if pc, ok := rmgr.ParameterChange(d); ok {
-			wi.WalLevel = int(pc.WalLevel)
 		}
 	}
 	r.Close()
+	wi.WalLevel = level.Level()
 	wi.DataLen = learner.Means()
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate

@@ -51,7 +51,7 @@ func Sets(tb testing.TB) []Set {
 	tb.Helper()
 	root := Root(tb)
 	var out []Set
-	for _, base := range []string{filepath.Join(root, "fixtures"), filepath.Join(root, "..", "shared", "corpora")} {
+	for _, base := range []string{filepath.Join(root, "fixtures"), filepath.Join(root, "fixtures", "whatif"), filepath.Join(root, "..", "shared", "corpora")} {
 		ents, err := os.ReadDir(base)
 		if err != nil {
 			tb.Fatalf("reading %s: %v", base, err)
@@ -59,7 +59,13 @@ func Sets(tb testing.TB) []Set {
 		for _, e := range ents {
 			d := filepath.Join(base, e.Name())
 			if _, err := os.Stat(filepath.Join(d, "archive.tar.zst")); err == nil {
-				out = append(out, Set{Name: filepath.Base(base) + "/" + e.Name(), Dir: d})
+				name, _ := filepath.Rel(filepath.Join(root, "fixtures"), d)
+				if strings.HasPrefix(name, "..") {
+					name = "corpora/" + e.Name()
+				} else {
+					name = "fixtures/" + name
+				}
+				out = append(out, Set{Name: name, Dir: d})
 			}
 		}
 	}
