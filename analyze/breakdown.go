@@ -96,6 +96,12 @@ type Breakdown struct {
 	lastTime  time.Time
 	topOf     map[xlog.XID]xlog.XID // subtransaction -> top-level
 	cycle     int
+	// created holds, per transaction, the main-fork relation files it
+	// created; Renamed maps a relation file that replaced another in one
+	// transaction (TRUNCATE, CLUSTER, VACUUM FULL: one file created, one
+	// dropped at commit) to the file it replaced.
+	created map[xlog.XID][]decode.RelFileLocator
+	Renamed map[decode.RelFileLocator]decode.RelFileLocator
 }
 
 // NewBreakdown returns an empty breakdown with time buckets of the given width
@@ -105,6 +111,7 @@ func NewBreakdown(bucket time.Duration, redo []Cycle, start, end xlog.LSN) *Brea
 	b := &Breakdown{
 		Relations: map[RelKey]*RelVolume{}, Segments: map[string]*Volume{}, Timelines: map[xlog.TimeLineID]*Volume{},
 		Xids: map[xlog.XID]*XidVolume{}, Buckets: map[int64]*TimeBucket{}, Bucket: bucket, topOf: map[xlog.XID]xlog.XID{},
+		created: map[xlog.XID][]decode.RelFileLocator{}, Renamed: map[decode.RelFileLocator]decode.RelFileLocator{},
 	}
 	// The WAL before the first redo point read is a cycle of its own, whose
 	// checkpoint is not in the stream (Checkpoint 0).
@@ -203,6 +210,15 @@ func (b *Breakdown) Add(rec *decode.Record) {
 	if top, ok := b.topOf[xid]; ok {
 		xid = top
 	}
+	if rel, fork, ok := rmgr.SmgrCreate(rec); ok && fork == decode.ForkMain && xid != 0 {
+		b.created[xid] = append(b.created[xid], rel)
+	}
+	if isEnd {
+		if c := b.created[xid]; end.Commit && len(c) == 1 && len(end.DroppedRels) == 1 && c[0].DBOID == end.DroppedRels[0].DBOID {
+			b.Renamed[c[0]] = end.DroppedRels[0]
+		}
+		delete(b.created, xid)
+	}
 	if xid != 0 {
 		xv := b.Xids[xid]
 		if xv == nil {
@@ -280,6 +296,20 @@ func (b *Breakdown) rel(k RelKey) *RelVolume {
 		b.Relations[k] = rv
 	}
 	return rv
+}
+
+// Original follows Renamed back to the relation file a catalog export may
+// know: the file this one replaced, and so on.
+func (b *Breakdown) Original(r decode.RelFileLocator) (decode.RelFileLocator, bool) {
+	orig, changed := r, false
+	for i := 0; i < 64; i++ {
+		o, ok := b.Renamed[orig]
+		if !ok {
+			break
+		}
+		orig, changed = o, true
+	}
+	return orig, changed
 }
 
 // Finish counts the distinct blocks imaged per cycle, drops empty cycles and

@@ -3,6 +3,7 @@ package analyze
 import (
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,9 @@ func TestBreakdownSums(t *testing.T) {
 		sum("time", buckets)
 		sum("segment", segs)
 		sum("timeline", tls)
+		if strings.Contains(set.Name, "mixed") && len(b.Renamed) == 0 {
+			t.Errorf("%s: the workload truncates and clusters, yet no relation file replaced another", set.Name)
+		}
 		if len(b.Cycles) < 2 {
 			t.Errorf("%s: %d checkpoint cycles", set.Name, len(b.Cycles))
 		}

@@ -115,7 +115,15 @@ func RelationTable(b *analyze.Breakdown, cat Catalog, top int) *Table {
 			break
 		}
 		rel := fmt.Sprintf("%d/%d/%d", r.Rel.SpcOID, r.Rel.DBOID, r.Rel.RelNumber)
-		t.Rows = append(t.Rows, append([]string{rel, decode.ForkName(r.Rel.Fork), cat.Name(r.Rel.RelFileLocator)}, volumeCells(r.Volume)...))
+		name := cat.Name(r.Rel.RelFileLocator)
+		if orig, changed := b.Original(r.Rel.RelFileLocator); changed {
+			// A file that replaced another (TRUNCATE, CLUSTER, VACUUM FULL).
+			if n := cat.Name(orig); n != "" && name == "" {
+				name = n
+			}
+			name += fmt.Sprintf(" (replaced %d)", orig.RelNumber)
+		}
+		t.Rows = append(t.Rows, append([]string{rel, decode.ForkName(r.Rel.Fork), strings.TrimSpace(name)}, volumeCells(r.Volume)...))
 	}
 	if b.NoRel.Records > 0 {
 		t.Rows = append(t.Rows, append([]string{"(no block)", "", ""}, volumeCells(b.NoRel)...))

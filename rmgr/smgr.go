@@ -1,6 +1,9 @@
 package rmgr
 
-import "github.com/walscope/walscope/xlog"
+import (
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/xlog"
+)
 
 // Storage resource manager (id 2), mirroring smgr_identify in
 // src/backend/access/rmgrdesc/smgrdesc.c; info values from
@@ -22,4 +25,17 @@ var smgrManager = Manager{
 	Name:     "Storage",
 	Identify: func(_ xlog.Version, info uint8) string { return smgrNames.masked(info) },
 	Desc:     smgrDesc,
+}
+
+// SmgrCreate decodes a Storage CREATE record (xl_smgr_create in
+// src/include/catalog/storage_xlog.h: RelFileLocator, then ForkNumber): the
+// relation file a transaction created.
+func SmgrCreate(rec *decode.Record) (rel decode.RelFileLocator, fork uint8, ok bool) {
+	if rec.Header.Rmid != xlog.RmgrStorage || rec.Header.Info&0xF0 != smgrCreate || len(rec.MainData) < 16 {
+		return rel, 0, false
+	}
+	r := newDataReader(rec.MainData)
+	rel = decode.RelFileLocator{SpcOID: r.u32(), DBOID: r.u32(), RelNumber: r.u32()}
+	fork = uint8(r.i32())
+	return rel, fork, r.ok()
 }
