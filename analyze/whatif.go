@@ -301,6 +301,18 @@ func (w *WhatIf) placeLevel(s *Scenario, rec *decode.Record) {
 	if rec.ToplevelXID != 0 {
 		tot -= 5
 	}
+	if w.in.WalLevel >= 2 && id == xlog.RmgrTransaction && info&0x80 != 0 && (info&0x70 == 0x00 || info&0x70 == 0x20) {
+		// A commit or abort carries its database at logical
+		// (XactLogCommitRecord: XACT_XINFO_HAS_DBINFO when
+		// XLogLogicalInfoActive); below, only with dropped relations or
+		// invalidations. With nothing else in xinfo, xinfo goes too.
+		if md := rec.MainData; len(md) >= 12 && le32(md[8:])&0x0D == 0x01 {
+			tot -= 8
+			if le32(md[8:]) == 0x01 {
+				tot -= 4
+			}
+		}
+	}
 	if s.Value == "minimal" {
 		if id == xlog.RmgrStandby && (info&0xF0 == 0x00 || info&0xF0 == 0x10) {
 			return
