@@ -49,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			whatifCommand(),
 			compareCommand(),
 			lsCommand(),
+			reportCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
