@@ -49,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			whatifCommand(),
 			compareCommand(),
 			lsCommand(),
+			exportCommand(),
 			reportCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},

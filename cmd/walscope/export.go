@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
+)
+
+func exportCommand() *cli.Command {
+	flags := append(walFlags(), filterFlags()...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the tables under `DIR` (DIR/<table>/...)"},
+		&cli.StringFlag{Name: "tables", Value: strings.Join(export.Tables, ","), Usage: "comma-separated `LIST` of tables: " + strings.Join(export.Tables, ", ")},
+		&cli.StringFlag{Name: "label", Usage: "add a label column and a label=`NAME` partition (to compare runs in one directory)"},
+		&cli.StringFlag{Name: "partition-by", Usage: "partition further by `KEY`: segment-range (the range this job read) or timeline"},
+		&cli.StringFlag{Name: "format", Value: "parquet", Usage: "file `FORMAT`: parquet, jsonl or csv"},
+		&cli.BoolFlag{Name: "overwrite", Usage: "replace an existing dataset (the same label and segment range)"},
+		&cli.BoolFlag{Name: "desc", Usage: "add records.description, pg_waldump's description of each record"},
+		&cli.IntFlag{Name: "row-group", Value: export.DefaultRowGroupRows, Usage: "Parquet row group length in `ROWS`"},
+		&cli.IntFlag{Name: "span-bytes", Value: 32 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span (one part file each)"},
+	)
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "export the WAL as tables (Parquet, JSON Lines or CSV) for DuckDB, pandas, Spark",
+		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
+		Flags:     flags,
+		Action:    exportAction,
+	}
+}
+
+func exportAction(c *cli.Context) error {
+	cfg := export.Config{
+		Dir: c.String("out"), Label: c.String("label"), PartitionBy: c.String("partition-by"),
+		Format: export.Format(c.String("format")), Desc: c.Bool("desc"), Overwrite: c.Bool("overwrite"),
+		BlockSize: c.Int("blcksz"), RowGroupRows: c.Int("row-group"),
+	}
+	if cfg.Dir == "" {
+		return usageErr("--out is required")
+	}
+	switch cfg.Format {
+	case export.Parquet, export.JSONL, export.CSV:
+	default:
+		return usageErr("unrecognized value for option --format: %s", cfg.Format)
+	}
+	switch cfg.PartitionBy {
+	case export.PartitionNone, export.PartitionSegmentRange, export.PartitionTimeline:
+	default:
+		return usageErr("unrecognized value for option --partition-by: %s", cfg.PartitionBy)
+	}
+	if strings.ContainsAny(cfg.Label, "/\\=") || cfg.Label == "." || cfg.Label == ".." {
+		return usageErr("invalid --label %q: it names a directory (label=NAME)", cfg.Label)
+	}
+	seen := map[string]bool{}
+	for _, t := range strings.Split(c.String("tables"), ",") {
+		t = strings.TrimSpace(t)
+		if t == "" || seen[t] {
+			continue
+		}
+		if export.SchemaOf(t) == nil {
+			return usageErr("unknown table %q (tables: %s)", t, strings.Join(export.Tables, ", "))
+		}
+		seen[t] = true
+		cfg.Tables = append(cfg.Tables, t)
+	}
+	if len(cfg.Tables) == 0 {
+		return usageErr("--tables lists no table")
+	}
+
+	// A first pass finds the checkpoint cycles (records.checkpoint_cycle,
+	// the checkpoints table) and the segment range read.
+	in, err := resolveInput(c)
+	if err != nil {
+		return err
+	}
+	r, err := xlog.NewReader(in.src, in.opts)
+	if err != nil {
+		return readerSetupError(err)
+	}
+	segSize := r.SegmentSize()
+	first := uint64(r.Start()) / uint64(segSize)
+	last := uint64(r.LastSegmentEnd())/uint64(segSize) - 1
+	if in.opts.End != 0 && in.opts.End < r.LastSegmentEnd() {
+		last = uint64(in.opts.End-1) / uint64(segSize)
+	}
+	cfg.SegmentRange = segRangeName(first, segSize) + "-" + segRangeName(last, segSize)
+	if cfg.NeedsCycles() {
+		workers := runtime.GOMAXPROCS(0)
+		if j := c.Int("jobs"); j > 0 {
+			workers = j
+		}
+		cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
+	}
+	r.Close()
+
+	ex, err := export.New(cfg)
+	if err != nil {
+		if errors.Is(err, export.ErrExists) {
+			return &exitError{code: exitProblem, msg: err.Error()}
+		}
+		return usageErr("%v", err)
+	}
+	var facts []archive.FileFact
+	if a, ok := in.src.(*archive.Source); ok && ex.Want(export.TableSegments) {
+		facts, _ = a.FactsWith(archive.FactsOptions{Quick: true})
+	}
+
+	var mu sync.Mutex
+	var open []*exportSink // spans started and not merged
+	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	defer stdout.Flush()
+	finished := false
+	err = scan(c, stdout, scanPlan{
+		spanBytes: max(1, c.Int("span-bytes")),
+		newSink: func(bool) recordSink {
+			s := &exportSink{span: ex.NewSpan()}
+			mu.Lock()
+			open = append(open, s)
+			mu.Unlock()
+			return s
+		},
+		merge: func(rs recordSink) error {
+			s := rs.(*exportSink)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.done = true
+			return ex.Merge(s.span)
+		},
+		done: func(end xlog.LSN, _ xlog.Version) error {
+			finished = true
+			return ex.Finish(facts, end)
+		},
+	})
+	// Remove what spans read but never merged (after an error) left.
+	mu.Lock()
+	for _, s := range open {
+		s.abort()
+	}
+	mu.Unlock()
+	if !finished {
+		ex.Abort()
+	}
+	return err
+}
+
+// findCycles reads the checkpoint records in spans, one worker per core,
+// and returns the checkpoint cycles of the stream.
+func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.CycleInfo {
+	var spans []xlog.Span
+	if workers > 1 {
+		spans = r.Spans(max(1, (64<<20)/int(r.SegmentSize())))
+	}
+	if len(spans) <= 1 {
+		spans = []xlog.Span{{Start: in.opts.Start}}
+	}
+	finders := make([]export.CycleFinder, len(spans))
+	starts := make([]xlog.LSN, len(spans))
+	sem := make(chan struct{}, max(1, workers))
+	var wg sync.WaitGroup
+	for i, sp := range spans {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			opts := in.opts
+			opts.Start, opts.StopAt = sp.Start, sp.Stop
+			r, err := xlog.NewReader(in.src, opts)
+			if err != nil {
+				return
+			}
+			defer r.Close()
+			dec := decode.NewDecoder(blockSize)
+			for {
+				rec, err := r.Next()
+				if err != nil {
+					return // the export's own reading reports how the WAL ends
+				}
+				if starts[i] == 0 {
+					starts[i] = rec.LSN
+				}
+				if rec.Header.Rmid == xlog.RmgrXLOG {
+					if d, err := dec.Decode(rec, 0); err == nil {
+						finders[i].Add(d)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var all export.CycleFinder
+	for i := range finders {
+		all.Append(&finders[i])
+	}
+	return all.Cycles(starts[0])
+}
+
+// segRangeName names a segment by its number, without timeline (the 16
+// hex digits after a segment file name's timeline).
+func segRangeName(segno uint64, segSize uint32) string {
+	n := xlog.NewSegmentName(1, segno, segSize)
+	return fmt.Sprintf("%08X%08X", n.Log, n.Seg)
+}
+
+// exportSink feeds one span's records to its export.Span.
+type exportSink struct {
+	mu      sync.Mutex
+	span    *export.Span
+	done    bool // merged or aborted
+	aborted bool
+}
+
+var errExportAborted = errors.New("export aborted")
+
+func (s *exportSink) record(dec *decode.Decoder, d *decode.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return errExportAborted
+	}
+	return s.span.Add(dec, d)
+}
+
+func (s *exportSink) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done {
+		s.done, s.aborted = true, true
+		s.span.Abort()
+	}
+}

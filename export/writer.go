@@ -1,0 +1,238 @@
+package export
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Format is an export file format.
+type Format string
+
+// Export formats.
+const (
+	Parquet Format = "parquet"
+	JSONL   Format = "jsonl"
+	CSV     Format = "csv"
+)
+
+// Ext returns the file name extension of the format.
+func (f Format) Ext() string { return "." + string(f) }
+
+// RowWriter writes the rows of one file. The file is written under a
+// temporary name (a dot file, which Spark, Trino and DuckDB's globs skip,
+// ending in .tmp) and renamed to its final name by Close; Abort removes it.
+type RowWriter interface {
+	Write(Row) error
+	Rows() int64
+	Close() error
+	Abort()
+}
+
+// Options tune the writers.
+type Options struct {
+	// RowGroupRows is the Parquet row group length (128 Ki by default).
+	RowGroupRows int
+	// Metadata is added to each file's key-value metadata.
+	Metadata map[string]string
+}
+
+// DefaultRowGroupRows is the row group length: about 128k rows.
+const DefaultRowGroupRows = 128 << 10
+
+// TempName returns the temporary name a file is written under.
+func TempName(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+}
+
+// Create starts a file of the schema's rows at path (its extension
+// included), making its directory.
+func Create(path string, f Format, s *Schema, o Options) (RowWriter, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return nil, err
+	}
+	tmp := TempName(path)
+	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	base := fileBase{path: path, tmp: tmp, f: fh}
+	switch f {
+	case Parquet:
+		return newParquetWriter(base, s, o)
+	case JSONL, CSV:
+		return newTextWriter(base, f, s)
+	}
+	base.abort()
+	return nil, fmt.Errorf("unknown format %q", f)
+}
+
+type fileBase struct {
+	path, tmp string
+	f         *os.File
+}
+
+func (b *fileBase) commit() error {
+	if err := b.sync(); err != nil {
+		b.abort()
+		return err
+	}
+	if err := b.f.Close(); err != nil {
+		os.Remove(b.tmp)
+		return err
+	}
+	if err := os.Rename(b.tmp, b.path); err != nil {
+		os.Remove(b.tmp)
+		return err
+	}
+	return nil
+}
+
+func (b *fileBase) abort() {
+	b.f.Close()
+	os.Remove(b.tmp)
+}
+
+// metadata returns the key-value metadata of a file of schema s.
+func metadata(s *Schema, o Options) ([]string, []string) {
+	keys := []string{"walscope.schema_version", "walscope.table"}
+	vals := []string{SchemaVersion, s.Table}
+	for k, v := range o.Metadata {
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	return keys, vals
+}
+
+// textWriter writes JSON Lines or CSV (with a header row).
+type textWriter struct {
+	fileBase
+	w    *bufio.Writer
+	csv  bool
+	s    *Schema
+	rows int64
+	buf  []byte
+}
+
+func newTextWriter(b fileBase, f Format, s *Schema) (*textWriter, error) {
+	t := &textWriter{fileBase: b, w: bufio.NewWriterSize(b.f, 256<<10), csv: f == CSV, s: s}
+	if t.csv {
+		cw := csv.NewWriter(t.w)
+		names := make([]string, len(s.Columns))
+		for i, c := range s.Columns {
+			names[i] = c.Name
+		}
+		cw.Write(names)
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			t.abort()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (t *textWriter) Rows() int64 { return t.rows }
+
+func (t *textWriter) Write(r Row) error {
+	b := t.buf[:0]
+	if !t.csv {
+		b = append(b, '{')
+	}
+	for i, c := range t.s.Columns {
+		v := r[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if !t.csv {
+			b = strconv.AppendQuote(append(b, ""...), c.Name)
+			b = append(b, ':')
+		}
+		if v.Null {
+			if !t.csv {
+				b = append(b, "null"...)
+			}
+			continue
+		}
+		switch c.Kind {
+		case Bool:
+			b = strconv.AppendBool(b, v.U != 0)
+		case String:
+			if t.csv {
+				b = appendCSVField(b, v.S)
+			} else {
+				q, _ := json.Marshal(v.S)
+				b = append(b, q...)
+			}
+		case Time:
+			ts := time.UnixMicro(int64(v.U)).UTC().Format(time.RFC3339Nano)
+			if !t.csv {
+				b = append(append(append(b, '"'), ts...), '"')
+			} else {
+				b = append(b, ts...)
+			}
+		case Int32:
+			b = strconv.AppendInt(b, int64(int32(v.U)), 10)
+		default:
+			b = strconv.AppendUint(b, v.U, 10)
+		}
+	}
+	if !t.csv {
+		b = append(b, '}')
+	}
+	b = append(b, '\n')
+	t.buf = b
+	t.rows++
+	_, err := t.w.Write(b)
+	return err
+}
+
+func appendCSVField(b []byte, s string) []byte {
+	need := s == ""
+	for i := 0; i < len(s) && !need; i++ {
+		switch s[i] {
+		case ',', '"', '\n', '\r':
+			need = true
+		}
+	}
+	if s != "" && (s[0] == ' ' || s[0] == '\t') {
+		need = true
+	}
+	if !need {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+func (t *textWriter) Close() error {
+	if err := t.w.Flush(); err != nil {
+		t.abort()
+		return err
+	}
+	return t.commit()
+}
+
+func (t *textWriter) Abort() { t.abort() }
+
+// sync flushes the file to stable storage before the rename, so that a
+// crash cannot leave a complete-looking but empty file (WALSCOPE_NOSYNC=1
+// skips it, for benchmarks).
+func (b *fileBase) sync() error {
+	if noSync {
+		return nil
+	}
+	return b.f.Sync()
+}
+
+var noSync = os.Getenv("WALSCOPE_NOSYNC") == "1"
