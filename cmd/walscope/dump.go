@@ -326,32 +326,10 @@ func (s *pageSaver) save(dec *decode.Decoder, rec *decode.Record) error {
 		}
 		name := fmt.Sprintf("%08X-%08X-%08X.%d.%d.%d.%d_%s", uint32(rec.TLI), uint32(rec.LSN>>32), uint32(rec.LSN),
 			b.Rel.SpcOID, b.Rel.DBOID, b.Rel.RelNumber, b.Block, fork)
-		if err := writeFileAtomic(filepath.Join(s.dir, name), s.buf); err != nil {
-			return &exitError{code: exitProblem, msg: err.Error()}
+		page := s.buf
+		if err := writeAtomic(filepath.Join(s.dir, name), func(w io.Writer) error { _, err := w.Write(page); return err }); err != nil {
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("could not write file %q: %v", name, err)}
 		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames it
-// into place once complete, so an interrupted run leaves no complete-looking file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".walscope-tmp-*")
-	if err != nil {
-		return fmt.Errorf("could not open file %q: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("could not write file %q: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("could not close file %q: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("could not rename file %q: %w", path, err)
 	}
 	return nil
 }

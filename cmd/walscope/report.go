@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -92,37 +91,13 @@ func reportAction(c *cli.Context) error {
 		rep.Sides = []*export.ReportSide{side}
 		rep.Title = "walscope report: " + name
 	}
-	if err := writeReportAtomic(out, func(w io.Writer) error { return export.WriteReport(w, rep) }); err != nil {
+	if err := writeAtomic(out, func(w io.Writer) error { return export.WriteReport(w, rep) }); err != nil {
 		return &exitError{code: exitProblem, msg: err.Error()}
 	}
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "walscope: report written to %s\n", out)
 	}
 	return nil
-}
-
-// writeReportAtomic writes the file under a temporary name in its directory
-// and renames it when complete.
-func writeReportAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // collectReport reads the stream twice (a first pass for the redo points,
