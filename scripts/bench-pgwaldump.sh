@@ -19,6 +19,7 @@ if [ ! -x "$bin/pg_waldump" ]; then
   apt-get update -qq && apt-get install -y -qq postgresql-15 >/dev/null
   bin=/usr/lib/postgresql/15/bin
 fi
+command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
 mkdir -p "$B"
 if [ ! -f "$B/archive.done" ]; then
   rm -rf "$B/data" "$B/archive" "$B/sock"; mkdir -p "$B/archive" "$B/sock"; chown -R postgres "$B"
