@@ -172,6 +172,8 @@ func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.Cycl
 			defer func() { <-sem; wg.Done() }()
 			opts := in.opts
 			opts.Start, opts.StopAt = sp.Start, sp.Stop
+			// Checkpoint records are far below HeadersOnlyKeep: kept whole.
+			opts.HeadersOnly = true
 			r, err := xlog.NewReader(in.src, opts)
 			if err != nil {
 				return

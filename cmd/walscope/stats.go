@@ -116,7 +116,10 @@ func breakdownAction(c *cli.Context, by string) error {
 		if err != nil {
 			return err
 		}
-		r, err := xlog.NewReader(in.src, in.opts)
+		// Checkpoint records are far below HeadersOnlyKeep: kept whole.
+		opts := in.opts
+		opts.HeadersOnly = true
+		r, err := xlog.NewReader(in.src, opts)
 		if err != nil {
 			return readerSetupError(err)
 		}
