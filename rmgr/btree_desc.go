@@ -2,7 +2,6 @@ package rmgr
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
@@ -193,7 +192,7 @@ func btreeDesc(dst []byte, rec *decode.Record) []byte {
 			}
 			dst = btreeAppendRel(dst, "rel ", spc, db, rel)
 			dst = append(dst, "; latestRemovedXid "...)
-			return btreeAppendFullXid(dst, full)
+			return appendFullXid(dst, full)
 		}
 		full := r.u64()
 		var catalog uint8
@@ -205,10 +204,10 @@ func btreeDesc(dst []byte, rec *decode.Record) []byte {
 		}
 		dst = btreeAppendRel(dst, "rel: ", spc, db, rel)
 		dst = append(dst, ", snapshotConflictHorizon: "...)
-		dst = btreeAppendFullXid(dst, full)
+		dst = appendFullXid(dst, full)
 		if v >= xlog.V17 {
 			dst = append(dst, ", isCatalogRel: "...)
-			dst = btreeAppendTF(dst, catalog != 0)
+			dst = appendTF(dst, catalog != 0)
 		}
 		return dst
 
@@ -235,22 +234,6 @@ func btreeAppendRel(dst []byte, prefix string, spc, db, rel uint32) []byte {
 	dst = appendUint(dst, uint64(db))
 	dst = append(dst, '/')
 	return appendUint(dst, uint64(rel))
-}
-
-// btreeAppendFullXid appends a FullTransactionId as "%u:%u" of
-// EpochFromFullTransactionId and XidFromFullTransactionId.
-func btreeAppendFullXid(dst []byte, full uint64) []byte {
-	dst = appendUint(dst, full>>32)
-	dst = append(dst, ':')
-	return appendUint(dst, full&0xFFFFFFFF)
-}
-
-// btreeAppendTF appends %c of "b ? 'T' : 'F'".
-func btreeAppendTF(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, 'T')
-	}
-	return append(dst, 'F')
 }
 
 func btreeDescDelete(dst []byte, rec *decode.Record, r *dataReader) []byte {
@@ -318,7 +301,7 @@ func btreeDescDelete(dst []byte, rec *decode.Record, r *dataReader) []byte {
 	dst = appendUint(dst, uint64(nupdated))
 	if v >= xlog.V17 {
 		dst = append(dst, ", isCatalogRel: "...)
-		dst = btreeAppendTF(dst, catalog != 0)
+		dst = appendTF(dst, catalog != 0)
 	}
 	return btreeDelVacuum(dst, rec, ndeleted, nupdated)
 }
@@ -424,7 +407,7 @@ func btreeDescUnlink(dst []byte, v xlog.Version, r *dataReader) []byte {
 	dst = btreeKey(dst, kv, sep, "level")
 	dst = appendUint(dst, uint64(level))
 	dst = btreeKey(dst, kv, sep, "safexid")
-	dst = btreeAppendFullXid(dst, safexid)
+	dst = appendFullXid(dst, safexid)
 	dst = btreeKey(dst, kv, sep, "leafleft")
 	dst = appendUint(dst, uint64(leafLeft))
 	dst = btreeKey(dst, kv, sep, "leafright")
@@ -471,22 +454,5 @@ func btreeDescMetaCleanup(dst []byte, rec *decode.Record) []byte {
 	dst = append(dst, "oldest_btpo_xact "...)
 	dst = appendUint(dst, uint64(xact))
 	dst = append(dst, "; last_cleanup_num_heap_tuples: "...)
-	return btreeAppendCFloat(dst, tuples)
-}
-
-// btreeAppendCFloat appends v as C's printf "%f" does: six decimals, and
-// "inf", "-inf", "nan" or "-nan" (glibc) for the special values.
-func btreeAppendCFloat(dst []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		if math.Signbit(v) {
-			return append(dst, "-nan"...)
-		}
-		return append(dst, "nan"...)
-	case math.IsInf(v, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(v, -1):
-		return append(dst, "-inf"...)
-	}
-	return strconv.AppendFloat(dst, v, 'f', 6, 64)
+	return appendCFloat(dst, tuples, 'f')
 }

@@ -2,6 +2,7 @@ package rmgr
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 	"time"
 
@@ -223,4 +224,54 @@ func appendBool(dst []byte, b bool) []byte {
 		return append(dst, "true"...)
 	}
 	return append(dst, "false"...)
+}
+
+// appendTF appends C's "%c" of b ? 'T' : 'F'.
+func appendTF(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, 'T')
+	}
+	return append(dst, 'F')
+}
+
+// appendFullXid appends a FullTransactionId as "epoch:xid" (EpochFromFullTransactionId,
+// XidFromFullTransactionId).
+func appendFullXid(dst []byte, full uint64) []byte {
+	dst = appendUint(dst, full>>32)
+	dst = append(dst, ':')
+	return appendUint(dst, full&0xFFFFFFFF)
+}
+
+// appendUpperHex appends v as printf's "%X".
+func appendUpperHex(dst []byte, v uint64) []byte {
+	const digits = "0123456789ABCDEF"
+	var buf [16]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = digits[v&15]
+		v >>= 4
+		if v == 0 {
+			break
+		}
+	}
+	return append(dst, buf[i:]...)
+}
+
+// appendCFloat appends v as C's printf does with format 'f' ("%f": six
+// decimals) or 'g' ("%g": Go's 'g' at precision 6 chooses the form and trims
+// zeros as C does), including glibc's "inf", "-inf", "nan" and "-nan".
+func appendCFloat(dst []byte, v float64, format byte) []byte {
+	switch {
+	case math.IsNaN(v):
+		if math.Signbit(v) {
+			return append(dst, "-nan"...)
+		}
+		return append(dst, "nan"...)
+	case math.IsInf(v, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(v, -1):
+		return append(dst, "-inf"...)
+	}
+	return strconv.AppendFloat(dst, v, format, 6, 64)
 }

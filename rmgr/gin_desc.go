@@ -48,9 +48,9 @@ func ginDesc(dst []byte, rec *decode.Record) []byte {
 			return dst
 		}
 		dst = append(dst, "isdata: "...)
-		dst = ginAppendTF(dst, flags&ginInsertIsData != 0)
+		dst = appendTF(dst, flags&ginInsertIsData != 0)
 		dst = append(dst, " isleaf: "...)
-		dst = ginAppendTF(dst, flags&ginInsertIsLeaf != 0)
+		dst = appendTF(dst, flags&ginInsertIsLeaf != 0)
 		if flags&ginInsertIsLeaf == 0 {
 			left := ginBlockID(&r)
 			right := ginBlockID(&r)
@@ -79,7 +79,7 @@ func ginDesc(dst []byte, rec *decode.Record) []byte {
 				return dst
 			}
 			dst = append(dst, " isdelete: "...)
-			return ginAppendTF(dst, del != 0)
+			return appendTF(dst, del != 0)
 		case flags&ginInsertIsLeaf != 0:
 			return ginRecompressLeaf(dst, &p)
 		default:
@@ -109,11 +109,11 @@ func ginDesc(dst []byte, rec *decode.Record) []byte {
 			return dst
 		}
 		dst = append(dst, "isrootsplit: "...)
-		dst = ginAppendTF(dst, flags&ginSplitRoot != 0)
+		dst = appendTF(dst, flags&ginSplitRoot != 0)
 		dst = append(dst, " isdata: "...)
-		dst = ginAppendTF(dst, flags&ginInsertIsData != 0)
+		dst = appendTF(dst, flags&ginInsertIsData != 0)
 		dst = append(dst, " isleaf: "...)
-		return ginAppendTF(dst, flags&ginInsertIsLeaf != 0)
+		return appendTF(dst, flags&ginInsertIsLeaf != 0)
 	case ginVacuumDataLeafPage:
 		b := rec.Block(0)
 		if b == nil {
@@ -204,11 +204,4 @@ func ginRecompressLeaf(dst []byte, p *dataReader) []byte {
 func ginBlockID(r *dataReader) uint32 {
 	hi, lo := r.u16(), r.u16()
 	return uint32(hi)<<16 | uint32(lo)
-}
-
-func ginAppendTF(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, 'T')
-	}
-	return append(dst, 'F')
 }

@@ -66,10 +66,10 @@ func gistDesc(dst []byte, rec *decode.Record) []byte {
 		dst = appendUint(dst, uint64(blk))
 		dst = append(dst, "; "...)
 		dst = append(dst, horizon...)
-		dst = gistAppendFullXid(dst, full)
+		dst = appendFullXid(dst, full)
 		if v >= xlog.V17 {
 			dst = append(dst, ", isCatalogRel "...)
-			dst = gistAppendTF(dst, catalog != 0)
+			dst = appendTF(dst, catalog != 0)
 		}
 		return dst
 	case gistDelete:
@@ -90,7 +90,7 @@ func gistDesc(dst []byte, rec *decode.Record) []byte {
 		dst = appendUint(dst, uint64(n))
 		if v >= xlog.V17 {
 			dst = append(dst, ", isCatalogRel "...)
-			dst = gistAppendTF(dst, catalog != 0)
+			dst = appendTF(dst, catalog != 0)
 		}
 		return dst
 	case gistPageSplit:
@@ -112,22 +112,9 @@ func gistDesc(dst []byte, rec *decode.Record) []byte {
 			return dst
 		}
 		dst = append(dst, "deleteXid "...)
-		dst = gistAppendFullXid(dst, full)
+		dst = appendFullXid(dst, full)
 		dst = append(dst, "; downlink "...)
 		return appendUint(dst, uint64(off))
 	}
 	return dst
-}
-
-func gistAppendFullXid(dst []byte, full uint64) []byte {
-	dst = appendUint(dst, full>>32)
-	dst = append(dst, ':')
-	return appendUint(dst, full&0xFFFFFFFF)
-}
-
-func gistAppendTF(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, 'T')
-	}
-	return append(dst, 'F')
 }

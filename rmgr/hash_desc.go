@@ -2,7 +2,6 @@ package rmgr
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
@@ -57,7 +56,7 @@ func hashDesc(dst []byte, rec *decode.Record) []byte {
 			return dst
 		}
 		dst = append(dst, "num_tuples "...)
-		dst = hashAppendCG(dst, tuples)
+		dst = appendCFloat(dst, tuples, 'g')
 		dst = append(dst, ", fillfactor "...)
 		return appendInt(dst, int64(ffactor))
 	case hashInitBitmapPage:
@@ -86,7 +85,7 @@ func hashDesc(dst []byte, rec *decode.Record) []byte {
 		dst = append(dst, "bmsize "...)
 		dst = appendInt(dst, int64(n))
 		dst = append(dst, ", bmpage_found "...)
-		return hashAppendTF(dst, found != 0)
+		return appendTF(dst, found != 0)
 	case hashSplitAllocatePage:
 		// xl_hash_split_allocate_page: new_bucket u32 @0, old/new_bucket_flag
 		// u16 @4/@6, flags u8 @8
@@ -99,9 +98,9 @@ func hashDesc(dst []byte, rec *decode.Record) []byte {
 		dst = append(dst, "new_bucket "...)
 		dst = appendUint(dst, uint64(bucket))
 		dst = append(dst, ", meta_page_masks_updated "...)
-		dst = hashAppendTF(dst, flags&hashSplitMetaUpdateMasks != 0)
+		dst = appendTF(dst, flags&hashSplitMetaUpdateMasks != 0)
 		dst = append(dst, ", issplitpoint_changed "...)
-		return hashAppendTF(dst, flags&hashSplitMetaUpdateSplitpoint != 0)
+		return appendTF(dst, flags&hashSplitMetaUpdateSplitpoint != 0)
 	case hashSplitComplete:
 		// xl_hash_split_complete: old_bucket_flag u16 @0, new_bucket_flag u16 @2
 		oldFlag, newFlag := r.u16(), r.u16()
@@ -122,7 +121,7 @@ func hashDesc(dst []byte, rec *decode.Record) []byte {
 		dst = append(dst, "ntups "...)
 		dst = appendInt(dst, int64(ntups))
 		dst = append(dst, ", is_primary "...)
-		return hashAppendTF(dst, prim != 0)
+		return appendTF(dst, prim != 0)
 	case hashSqueezePage:
 		// xl_hash_squeeze_page: prevblkno @0, nextblkno @4, ntups u16 @8,
 		// is_prim_bucket_same_wrt bool @10
@@ -139,7 +138,7 @@ func hashDesc(dst []byte, rec *decode.Record) []byte {
 		dst = append(dst, ", ntups "...)
 		dst = appendInt(dst, int64(ntups))
 		dst = append(dst, ", is_primary "...)
-		return hashAppendTF(dst, prim != 0)
+		return appendTF(dst, prim != 0)
 	case hashDelete:
 		// xl_hash_delete: clear_dead_marking bool @0, is_primary_bucket_page bool @1
 		clear, prim := r.u8(), r.u8()
@@ -147,9 +146,9 @@ func hashDesc(dst []byte, rec *decode.Record) []byte {
 			return dst
 		}
 		dst = append(dst, "clear_dead_marking "...)
-		dst = hashAppendTF(dst, clear != 0)
+		dst = appendTF(dst, clear != 0)
 		dst = append(dst, ", is_primary "...)
-		return hashAppendTF(dst, prim != 0)
+		return appendTF(dst, prim != 0)
 	case hashUpdateMetaPage:
 		// xl_hash_update_meta_page: ntuples float8 @0
 		tuples := math.Float64frombits(r.u64())
@@ -157,7 +156,7 @@ func hashDesc(dst []byte, rec *decode.Record) []byte {
 			return dst
 		}
 		dst = append(dst, "ntuples "...)
-		return hashAppendCG(dst, tuples)
+		return appendCFloat(dst, tuples, 'g')
 	case hashVacuumOnePage:
 		return hashDescVacuumOnePage(dst, v, &r)
 	}
@@ -201,32 +200,7 @@ func hashDescVacuumOnePage(dst []byte, v xlog.Version, r *dataReader) []byte {
 	dst = appendUint(dst, uint64(xid))
 	if v >= xlog.V17 {
 		dst = append(dst, ", isCatalogRel "...)
-		dst = hashAppendTF(dst, catalog != 0)
+		dst = appendTF(dst, catalog != 0)
 	}
 	return dst
-}
-
-func hashAppendTF(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, 'T')
-	}
-	return append(dst, 'F')
-}
-
-// hashAppendCG appends v as C's printf "%g" does. Go's 'g' with precision 6
-// chooses between the fixed and exponent forms and trims trailing zeros as C
-// does ("1e+06", "4592", "0.0001"); only the special values differ.
-func hashAppendCG(dst []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		if math.Signbit(v) {
-			return append(dst, "-nan"...)
-		}
-		return append(dst, "nan"...)
-	case math.IsInf(v, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(v, -1):
-		return append(dst, "-inf"...)
-	}
-	return strconv.AppendFloat(dst, v, 'g', 6, 64)
 }

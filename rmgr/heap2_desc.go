@@ -218,7 +218,7 @@ func heap2AppendPruneVacuumFreeze16(dst []byte, rec *decode.Record, op uint8) []
 		dst = append(dst, ", ndead: "...)
 		dst = appendUint(dst, uint64(ndead))
 		dst = append(dst, ", isCatalogRel: "...)
-		dst = heap2AppendTF(dst, len(main) > 8 && main[8]&1 != 0)
+		dst = appendTF(dst, len(main) > 8 && main[8]&1 != 0)
 		if !heap2HasBlockData(rec, 0) {
 			return dst
 		}
@@ -255,7 +255,7 @@ func heap2AppendPruneVacuumFreeze16(dst []byte, rec *decode.Record, op uint8) []
 		dst = append(dst, ", nplans: "...)
 		dst = appendUint(dst, uint64(nplans))
 		dst = append(dst, ", isCatalogRel: "...)
-		dst = heap2AppendTF(dst, len(main) > 6 && main[6]&1 != 0)
+		dst = appendTF(dst, len(main) > 6 && main[6]&1 != 0)
 		if !heap2HasBlockData(rec, 0) {
 			return dst
 		}
@@ -284,7 +284,7 @@ func heap2AppendPrune17(dst []byte, rec *decode.Record) []byte {
 		dst = appendUint(dst, uint64(heapU32(main, 2)))
 	}
 	dst = append(dst, ", isCatalogRel: "...)
-	dst = heap2AppendTF(dst, flags&heap2PruneIsCatalogRel != 0)
+	dst = appendTF(dst, flags&heap2PruneIsCatalogRel != 0)
 	if !heap2HasBlockData(rec, 0) {
 		return dst
 	}
@@ -410,12 +410,4 @@ func heap2AppendRedirects(dst []byte, data []byte, count int) []byte {
 		dst = appendUint(dst, uint64(heapU16(data, 4*i+2)))
 	}
 	return append(dst, ']')
-}
-
-// heap2AppendTF appends 'T' or 'F', the %c of isCatalogRel.
-func heap2AppendTF(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, 'T')
-	}
-	return append(dst, 'F')
 }

@@ -203,7 +203,7 @@ func heapDesc(dst []byte, rec *decode.Record) []byte {
 			initInval := r.u8() != 0
 			r.skip(3)
 			nmsgs := r.i32()
-			dst = heapAppendInvalidations(dst, r.rest(), nmsgs, dbID, tsID, initInval)
+			dst = standbyAppendInvalidations(dst, v, nmsgs, r.rest(), dbID, tsID, initInval)
 		}
 	}
 	return dst
@@ -287,66 +287,6 @@ func heapAppendInfobits(dst []byte, bits uint8, key string) []byte {
 		dst = dst[:len(dst)-2] // "Truncate-away final unneeded ", ""
 	}
 	return append(dst, ']')
-}
-
-// Shared invalidation message ids (src/include/storage/sinval.h, 18).
-const (
-	heapInvalCatalogID  = -1 // SHAREDINVALCATALOG_ID
-	heapInvalRelcacheID = -2 // SHAREDINVALRELCACHE_ID
-	heapInvalSmgrID     = -3 // SHAREDINVALSMGR_ID
-	heapInvalRelmapID   = -4 // SHAREDINVALRELMAP_ID
-	heapInvalSnapshotID = -5 // SHAREDINVALSNAPSHOT_ID
-	heapInvalRelsyncID  = -6 // SHAREDINVALRELSYNC_ID (18)
-
-	heapInvalMsgSize = 16 // sizeof(SharedInvalidationMessage)
-)
-
-// heapAppendInvalidations mirrors standby_desc_invalidations of 18
-// (src/backend/access/rmgrdesc/standbydesc.c), which heap_desc calls for
-// INPLACE; a heap-local copy because the Standby manager belongs to another
-// file. msgs holds the SharedInvalidationMessage array (16 bytes each: int8
-// id, then the union's fields at offsets 4 and 8).
-func heapAppendInvalidations(dst []byte, msgs []byte, nmsgs int32, dbID, tsID uint32, initInval bool) []byte {
-	if nmsgs <= 0 {
-		return dst // "Do nothing if there are no invalidation messages"
-	}
-	if initInval {
-		dst = append(dst, "; relcache init file inval dbid "...)
-		dst = appendUint(dst, uint64(dbID))
-		dst = append(dst, " tsid "...)
-		dst = appendUint(dst, uint64(tsID))
-	}
-	dst = append(dst, "; inval msgs:"...)
-	for i := 0; i < int(nmsgs) && (i+1)*heapInvalMsgSize <= len(msgs); i++ {
-		m := msgs[i*heapInvalMsgSize : (i+1)*heapInvalMsgSize]
-		id := int8(m[0])
-		switch {
-		case id >= 0:
-			dst = append(dst, " catcache "...)
-			dst = appendInt(dst, int64(id))
-		case id == heapInvalCatalogID:
-			dst = append(dst, " catalog "...)
-			dst = appendUint(dst, uint64(heapU32(m, 8)))
-		case id == heapInvalRelcacheID:
-			dst = append(dst, " relcache "...)
-			dst = appendUint(dst, uint64(heapU32(m, 8)))
-		case id == heapInvalSmgrID:
-			dst = append(dst, " smgr"...)
-		case id == heapInvalRelmapID:
-			dst = append(dst, " relmap db "...)
-			dst = appendUint(dst, uint64(heapU32(m, 4)))
-		case id == heapInvalSnapshotID:
-			dst = append(dst, " snapshot "...)
-			dst = appendUint(dst, uint64(heapU32(m, 8)))
-		case id == heapInvalRelsyncID:
-			dst = append(dst, " relsync "...)
-			dst = appendUint(dst, uint64(heapU32(m, 8)))
-		default:
-			dst = append(dst, " unrecognized id "...)
-			dst = appendInt(dst, int64(id))
-		}
-	}
-	return dst
 }
 
 // heapAppendHex02 appends v as printf's "%02X".

@@ -35,9 +35,9 @@ func replOriginDesc(dst []byte, rec *decode.Record) []byte {
 		dst = append(dst, "set "...)
 		dst = appendUint(dst, uint64(node))
 		dst = append(dst, "; lsn "...)
-		dst = replOriginAppendUpperHex(dst, lsn>>32)
+		dst = appendUpperHex(dst, lsn>>32)
 		dst = append(dst, '/')
-		dst = replOriginAppendUpperHex(dst, lsn&0xFFFFFFFF)
+		dst = appendUpperHex(dst, lsn&0xFFFFFFFF)
 		dst = append(dst, "; force: "...)
 		dst = appendUint(dst, uint64(force))
 	case replOriginDrop:
@@ -49,20 +49,4 @@ func replOriginDesc(dst []byte, rec *decode.Record) []byte {
 		dst = appendUint(dst, uint64(node))
 	}
 	return dst
-}
-
-// replOriginAppendUpperHex appends v in upper-case hex without padding (%X).
-func replOriginAppendUpperHex(dst []byte, v uint64) []byte {
-	const digits = "0123456789ABCDEF"
-	var buf [16]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = digits[v&0xF]
-		v >>= 4
-		if v == 0 {
-			break
-		}
-	}
-	return append(dst, buf[i:]...)
 }

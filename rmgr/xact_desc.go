@@ -291,7 +291,7 @@ func xactAppendOrigin(dst []byte, origin uint16, lsn uint64, ts int64) []byte {
 	dst = append(dst, "; origin: node "...)
 	dst = appendUint(dst, uint64(origin))
 	dst = append(dst, ", lsn "...)
-	dst = xlogAppendLSN(dst, lsn)
+	dst = xlog.LSN(lsn).Append(dst)
 	dst = append(dst, ", at "...)
 	return appendTimestamptz(dst, ts)
 }

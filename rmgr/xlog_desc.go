@@ -65,28 +65,6 @@ func WalLevelName(level int) string {
 	return "?"
 }
 
-// xlogAppendLSN appends an LSN as "%X/%X" (upper-case hex, no padding).
-func xlogAppendLSN(dst []byte, lsn uint64) []byte {
-	dst = xlogAppendUpperHex(dst, lsn>>32)
-	dst = append(dst, '/')
-	return xlogAppendUpperHex(dst, lsn&0xFFFFFFFF)
-}
-
-func xlogAppendUpperHex(dst []byte, v uint64) []byte {
-	const digits = "0123456789ABCDEF"
-	var buf [16]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = digits[v&15]
-		v >>= 4
-		if v == 0 {
-			break
-		}
-	}
-	return append(dst, buf[i:]...)
-}
-
 func xlogAppendOnOff(dst []byte, b bool) []byte {
 	if b {
 		return append(dst, "on"...)
@@ -174,7 +152,7 @@ func xlogDesc(dst []byte, rec *decode.Record) []byte {
 	case xlogCheckpointShutdown, xlogCheckpointOnline:
 		c := xlogReadCheckpoint(v, data)
 		dst = append(dst, "redo "...)
-		dst = xlogAppendLSN(dst, c.redo)
+		dst = xlog.LSN(c.redo).Append(dst)
 		dst = append(dst, "; tli "...)
 		dst = appendUint(dst, uint64(c.thisTLI))
 		dst = append(dst, "; prev tli "...)
@@ -239,7 +217,7 @@ func xlogDesc(dst []byte, rec *decode.Record) []byte {
 	case xlogBackupEnd:
 		var b [16]byte
 		copy(b[:], data)
-		return xlogAppendLSN(dst, xlogLE64(b[:], 0))
+		return xlog.LSN(xlogLE64(b[:], 0)).Append(dst)
 
 	case xlogParameterChange:
 		p, _ := xlogReadParameterChange(v, data)
@@ -288,7 +266,7 @@ func xlogDesc(dst []byte, rec *decode.Record) []byte {
 		var b [16]byte
 		copy(b[:], data)
 		dst = append(dst, "lsn "...)
-		dst = xlogAppendLSN(dst, xlogLE64(b[:], 0))
+		dst = xlog.LSN(xlogLE64(b[:], 0)).Append(dst)
 		dst = append(dst, "; time "...)
 		return appendTimestamptz(dst, int64(xlogLE64(b[:], 8)))
 
