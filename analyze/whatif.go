@@ -4,6 +4,7 @@ import (
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
+	"strconv"
 )
 
 // Scenario is the WAL a stream would have been under one setting.
@@ -84,7 +85,7 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 	}
 	add("full_page_writes", "off", in.PageSize)
 	for _, k := range []int{2, 4, 8} {
-		s := add("checkpoint_distance", itoa(k)+"x", in.PageSize)
+		s := add("checkpoint_distance", strconv.Itoa(k)+"x", in.PageSize)
 		s.lastTouch = map[blockKey]int{}
 		for i := 0; i < len(in.Redo); i += k {
 			s.redo = append(s.redo, in.Redo[i])
@@ -101,7 +102,7 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 		}
 	}
 	for _, p := range []uint32{4096, 8192, 16384, 32768} {
-		add("xlog_blcksz", itoa(int(p)), p)
+		add("xlog_blcksz", strconv.Itoa(int(p)), p)
 	}
 	if in.WalLevel >= 2 {
 		add("wal_level", "replica", in.PageSize)
@@ -112,18 +113,6 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 		s.newRels = map[xlog.XID]map[decode.RelFileLocator]bool{}
 	}
 	return w
-}
-
-func itoa(v int) string {
-	if v == 0 {
-		return "0"
-	}
-	var b []byte
-	for v > 0 {
-		b = append([]byte{byte('0' + v%10)}, b...)
-		v /= 10
-	}
-	return string(b)
 }
 
 func (s *Scenario) place(totLen uint32, rec *decode.Record, images uint64) {

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -54,7 +55,7 @@ func startProgress(stderr io.Writer, quiet bool, total, segSize int64) *progress
 				return
 			case <-t.C:
 				d := p.done.Load()
-				p.bar.Describe("reading WAL, segment " + itoa(d/p.segSize) + "/" + itoa((p.total+p.segSize-1)/p.segSize))
+				p.bar.Describe("reading WAL, segment " + strconv.FormatInt(d/p.segSize, 10) + "/" + strconv.FormatInt((p.total+p.segSize-1)/p.segSize, 10))
 				p.bar.Set64(d)
 			}
 		}
@@ -76,18 +77,4 @@ func (p *progress) finish() {
 	close(p.stop)
 	<-p.stopped
 	p.bar.Finish()
-}
-
-func itoa(v int64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return string(b[i:])
 }
