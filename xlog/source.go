@@ -2,7 +2,6 @@ package xlog
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -71,22 +70,6 @@ func OpenDir(dir string) (*DirSource, error) {
 	return s, nil
 }
 
-// NewFileSource indexes an explicit list of files. Files whose names are not
-// segment names are refused; history files are accepted.
-func NewFileSource(paths []string) (*DirSource, error) {
-	s := &DirSource{histories: map[TimeLineID]string{}}
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !s.add(p, fs.FileInfoToDirEntry(st)) {
-			return nil, fmt.Errorf("%s: %w: not a WAL segment file name", p, ErrSyntax)
-		}
-	}
-	s.sort()
-	return s, nil
-}
 
 func (s *DirSource) add(path string, e fs.DirEntry) bool {
 	base := filepath.Base(path)
