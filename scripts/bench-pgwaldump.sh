@@ -9,6 +9,10 @@
 #   pg_waldump --stats=record   vs  walscope stats --by record
 #   pg_waldump (to /dev/null)   vs  walscope dump  (to /dev/null)
 #   pg_waldump -q               vs  walscope verify
+# then what no reader can beat on this machine (the kernel copying the files
+# out of the page cache into two readers, and that plus CRC-32C of every
+# byte), and the overhead of zstd: walscope over the same segments compressed
+# with zstd -3 (kept in $BENCH_DIR/archive-zst) against the plain ones.
 # Run as root (the server runs as postgres). Measures; asserts nothing.
 set -euo pipefail
 runs=${1:-5}
@@ -20,6 +24,7 @@ if [ ! -x "$bin/pg_waldump" ]; then
   bin=/usr/lib/postgresql/15/bin
 fi
 command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
+command -v zstd >/dev/null || { apt-get update -qq && apt-get install -y -qq zstd >/dev/null; }
 mkdir -p "$B"
 if [ ! -f "$B/archive.done" ]; then
   rm -rf "$B/data" "$B/archive" "$B/sock"; mkdir -p "$B/archive" "$B/sock"; chown -R postgres "$B"
@@ -64,4 +69,34 @@ pair() {
 pair stats  "$pg --stats=record -p archive $first $last" "$ws stats --by record -p archive $first $last"
 pair dump   "$pg -p archive $first $last"                "$ws dump -p archive $first $last"
 pair verify "$pg -q -p archive $first $last"             "$ws verify -p archive $first $last"
+
+# The floor: two readers (the cores) copying the files to /dev/null.
+half=$(( $(echo "$segs" | wc -l) / 2 ))
+floor=()
+for i in $(seq "$runs"); do
+  floor+=("$(t bash -c "(cd archive && cat $(echo "$segs" | head -$half | tr '\n' ' ') >/dev/null) & (cd archive && cat $(echo "$segs" | tail -n +$((half+1)) | tr '\n' ' ') >/dev/null); wait")")
+done
+fm=$(printf '%s\n' "${floor[@]}" | median)
+printf 'floor    2 x cat      %7.2fs  (no reader that copies the bytes out of the page cache on 2 cores is faster)\n' "$fm"
+
+# zstd: the same segments compressed one by one, as archive_command would.
+if [ ! -f archive-zst/.done ]; then
+  rm -rf archive-zst; mkdir archive-zst
+  for s in $segs; do zstd -q -3 "archive/$s" -o "archive-zst/$s.zst"; done
+  touch archive-zst/.done
+fi
+zmb=$(du -sm archive-zst | cut -f1)
+echo "zstd archive: $zmb MB (from $mb MB)"
+zpair() {
+  local name=$1 cmd=$2 p=() z=()
+  for i in $(seq "$runs"); do
+    p+=("$(t bash -c "$ws $cmd -p archive $first $last")"); z+=("$(t bash -c "$ws $cmd -p archive-zst $first $last")")
+  done
+  local pm zm; pm=$(printf '%s\n' "${p[@]}" | median); zm=$(printf '%s\n' "${z[@]}" | median)
+  printf '%-8s plain %7.2fs  zstd %7.2fs  decompression overhead %+6.0f%%\n' "$name" "$pm" "$zm" "$(echo "($zm / $pm - 1) * 100" | bc -l)"
+}
+zpair stats  "stats --by record"
+zpair dump   "dump"
+zpair verify "verify"
+/usr/bin/time -f "walscope stats over zstd peak RSS: %M KB" "$ws" stats -p archive-zst "$first" "$last" >/dev/null
 /usr/bin/time -f "walscope stats peak RSS: %M KB" "$ws" stats -p archive "$first" "$last" >/dev/null

@@ -215,13 +215,22 @@ func readSmallFile(path string) (string, error) {
 
 // readGeometry reads the long header of f's first page.
 func (r *Reader) readGeometry(sf SegmentFile) error {
-	f, err := r.src.Open(sf)
-	if err != nil {
+	var buf [LongPageHeaderSize]byte
+	var n int
+	var err error
+	if hr, ok := r.src.(HeadReader); ok {
+		n, err = hr.ReadHead(sf, buf[:])
+	} else {
+		var f File
+		if f, err = r.src.Open(sf); err != nil {
+			return err
+		}
+		n, err = f.ReadAt(buf[:], 0)
+		f.Close()
+	}
+	if n < LongPageHeaderSize && err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return err
 	}
-	defer f.Close()
-	var buf [LongPageHeaderSize]byte
-	n, err := f.ReadAt(buf[:], 0)
 	name := sf.Name.String()
 	if n < LongPageHeaderSize {
 		if err == nil || err == io.EOF {

@@ -37,6 +37,14 @@ type Source interface {
 	Histories() map[TimeLineID]string
 }
 
+// HeadReader is implemented by sources whose files are expensive to open
+// whole (compressed archives, where Open decompresses a segment): ReadHead
+// reads only the first len(b) bytes of a file, which is all the reader needs
+// to learn the geometry.
+type HeadReader interface {
+	ReadHead(f SegmentFile, b []byte) (int, error)
+}
+
 // DirSource is a Source over files on disk: a directory (a pg_wal, a data
 // directory holding pg_wal, or a flat archive directory) or a list of files.
 type DirSource struct {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/urfave/cli/v2"
 )
@@ -21,6 +22,18 @@ const (
 )
 
 func main() {
+	// WALSCOPE_CPUPROFILE=FILE writes a CPU profile of the run, for the
+	// benchmarks' "measure before and after" (go tool pprof FILE).
+	if path := os.Getenv("WALSCOPE_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			code := run(os.Args, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+		fmt.Fprintf(os.Stderr, "walscope: cannot profile to %s\n", path)
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

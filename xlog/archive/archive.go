@@ -152,7 +152,42 @@ func (s *Source) Open(f xlog.SegmentFile) (xlog.File, error) {
 	case st.comp == None:
 		return fh, nil // checked: read in place
 	}
-	return memFile{bytes.NewReader(c.data)}, nil
+	return &memFile{data: c.data, pooled: true}, nil
+}
+
+// ReadHead implements xlog.HeadReader: it decompresses only the first
+// len(b) bytes of a file (SHA-1 and size are checked when it is opened).
+func (s *Source) ReadHead(f xlog.SegmentFile, b []byte) (int, error) {
+	e := s.byKey[f.Path]
+	if e == nil || e.missing || e.name.History {
+		return 0, fs.ErrNotExist
+	}
+	if e.tar != nil {
+		tf, err := e.tar.open(e)
+		if err != nil {
+			return 0, err
+		}
+		defer tf.Close()
+		return tf.ReadAt(b, 0)
+	}
+	fh, err := os.Open(e.file)
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	st, err := openStream(bufio.NewReaderSize(fh, 4<<10), e.key, kindSegment)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	n, err := readHead(st.r, b)
+	if err != nil && err != io.EOF && !(e.name.Partial && errors.Is(err, io.ErrUnexpectedEOF)) {
+		return n, st.readErr(e.key, kindSegment, err)
+	}
+	if err := checkHead(st, e.key, kindSegment, b[:n]); err != nil {
+		return n, err
+	}
+	return n, nil
 }
 
 // read reads an entry's content stream to its end, checking pgBackRest's

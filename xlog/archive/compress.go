@@ -470,7 +470,14 @@ func readAll(s *stream, path string, kind contentKind, keep, partial bool, sink 
 	}
 	var buf []byte
 	if keep {
-		buf = make([]byte, n, min(limit+1, max(64<<10, n)))
+		// A segment's buffer is its whole bound at once, from a pool:
+		// growing it by doubling copied and cleared every segment about
+		// three times over.
+		if kind == kindSegment {
+			buf = getSegmentBuffer(limit + 1)[:n]
+		} else {
+			buf = make([]byte, n, min(limit+1, max(64<<10, n)))
+		}
 		copy(buf, head)
 	}
 	chunk := make([]byte, 0)
@@ -521,7 +528,63 @@ func readAll(s *stream, path string, kind contentKind, keep, partial bool, sink 
 	return c, nil
 }
 
-// memFile is a materialised segment.
-type memFile struct{ *bytes.Reader }
+// segmentBuffers pools the buffers segments are decompressed into, one pool
+// per capacity (a segment size plus one byte: sizes are powers of two from
+// 1 MB to 1 GB).
+var segmentBuffers [32]sync.Pool
 
-func (memFile) Close() error { return nil }
+func bufferClass(capacity int) int {
+	c := 0
+	for 1<<c < capacity-1 {
+		c++
+	}
+	return c
+}
+
+func getSegmentBuffer(capacity int) []byte {
+	cls := bufferClass(capacity)
+	if b, ok := segmentBuffers[cls].Get().(*[]byte); ok && cap(*b) >= capacity {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, capacity)
+}
+
+func putSegmentBuffer(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	segmentBuffers[bufferClass(cap(b))].Put(&b)
+}
+
+// memFile is a materialised segment. Bytes lets the reader use it in place;
+// Close returns its buffer to the pool, so nothing may use the bytes after.
+type memFile struct {
+	data   []byte
+	pooled bool
+}
+
+func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("archive: negative offset")
+	}
+	if off >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memFile) Bytes() []byte { return m.data }
+
+func (m *memFile) Size() int64 { return int64(len(m.data)) }
+
+func (m *memFile) Close() error {
+	if m.pooled {
+		putSegmentBuffer(m.data)
+	}
+	m.data, m.pooled = nil, false
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/walscope/walscope/xlog"
 	"io"
 	"os"
 	"path"
@@ -291,8 +292,8 @@ func (t *tarArchive) withStream(e *entry, fn func(*stream) error) error {
 
 // open opens a member as a segment file: in place for a plain member of a
 // plain tar, materialised otherwise.
-func (t *tarArchive) open(e *entry) (*sectionFile, error) {
-	var out *sectionFile
+func (t *tarArchive) open(e *entry) (xlog.File, error) {
+	var out xlog.File
 	err := t.withStream(e, func(st *stream) error {
 		inPlace := st.comp == None && e.member.offset >= 0
 		var c *content
@@ -310,7 +311,7 @@ func (t *tarArchive) open(e *entry) (*sectionFile, error) {
 			out = &sectionFile{ReaderAt: io.NewSectionReader(f, e.member.offset, e.member.size), c: f}
 			return nil
 		}
-		out = &sectionFile{ReaderAt: bytes.NewReader(c.data)}
+		out = &memFile{data: c.data, pooled: true}
 		return nil
 	})
 	return out, err
