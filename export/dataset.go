@@ -54,6 +54,8 @@ var ErrExists = errors.New("dataset exists")
 type Exporter struct {
 	cfg     Config
 	want    map[string]bool
+	// per-record tests of want, without hashing a table name per record
+	wantTx, wantCheckpoints, wantSegments bool
 	schemas map[string]*Schema
 	opts    Options
 	first   xlog.LSN
@@ -131,6 +133,7 @@ func New(cfg Config) (*Exporter, error) {
 			}
 		}
 	}
+	e.wantTx, e.wantCheckpoints, e.wantSegments = e.want[TableTransactions], e.want[TableCheckpoints], e.want[TableSegments]
 	e.tx = e.newPartWriters(TableTransactions)
 	return e, nil
 }
@@ -408,7 +411,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 	}
 	vol := volume{records: 1, recordBytes: uint64(h.TotLen), walBytes: uint64(rec.EndLSN - rec.LSN), images: images, imageBytes: uint64(rec.FPILen)}
 	// Transactions: attribute the record to its (top-level) transaction.
-	if e.want[TableTransactions] {
+	if e.wantTx {
 		xid := h.XID
 		if rec.ToplevelXID != 0 && xid != 0 {
 			s.tops[xid] = rec.ToplevelXID
@@ -437,7 +440,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		}
 	}
 	// Checkpoint cycles.
-	if e.want[TableCheckpoints] {
+	if e.wantCheckpoints {
 		cp := s.cparts[s.cycle]
 		if cp == nil {
 			cp = &cycleAcc{blocks: map[blockKey]struct{}{}}
@@ -461,7 +464,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		}
 	}
 	// Segments.
-	if e.want[TableSegments] {
+	if e.wantSegments {
 		if s.lastSeg == nil || s.segKey != [2]uint64{uint64(rec.TLI), segno} {
 			s.segKey = [2]uint64{uint64(rec.TLI), segno}
 			s.lastSeg = s.segs[segName]

@@ -2,6 +2,8 @@ package export
 
 import (
 	"bufio"
+	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -11,49 +13,67 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// batchRows is the number of rows built into Arrow arrays before they are
-// handed to the Parquet writer, which buffers (encoded and compressed) up to
-// a row group: memory is a batch of Arrow arrays plus one encoded row group.
-const batchRows = 16 << 10
+// The Parquet writer keeps a whole row group in its own column buffers,
+// reused from one row group to the next, and hands them to pqarrow as Arrow
+// arrays without copying. Low-cardinality strings (Column.Dict) are kept as
+// indices into the row group's dictionary and written as Arrow dictionary
+// arrays, which pqarrow stores as the Parquet dictionary page and RLE
+// indices without hashing every value again. (Building rows with Arrow's
+// builders spent most of the export's time clearing freshly allocated
+// buffers and hashing strings; pqarrow keeps a dictionary only while it does
+// not change within a row group, hence a whole row group per write.)
+
+// dictType is the Arrow type of dictionary-encoded string columns: Arrow
+// readers (pyarrow, pandas) see them as dictionary<int32, utf8> (pandas: a
+// category); the Parquet column is a UTF8 byte array either way.
+var dictType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
 // ArrowSchema returns the Arrow schema of s, with the file metadata.
 func ArrowSchema(s *Schema, o Options) *arrow.Schema {
 	fields := make([]arrow.Field, len(s.Columns))
 	for i, c := range s.Columns {
-		var t arrow.DataType
-		switch c.Kind {
-		case Uint64:
-			t = arrow.PrimitiveTypes.Uint64
-		case Uint32:
-			t = arrow.PrimitiveTypes.Uint32
-		case Uint16:
-			t = arrow.PrimitiveTypes.Uint16
-		case Uint8:
-			t = arrow.PrimitiveTypes.Uint8
-		case Int32:
-			t = arrow.PrimitiveTypes.Int32
-		case Bool:
-			t = arrow.FixedWidthTypes.Boolean
-		case String:
-			t = arrow.BinaryTypes.String
-		case Time:
-			t = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-		}
-		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: c.Nullable}
+		fields[i] = arrow.Field{Name: c.Name, Type: arrowType(c), Nullable: c.Nullable}
 	}
 	keys, vals := metadata(s, o)
 	md := arrow.NewMetadata(keys, vals)
 	return arrow.NewSchema(fields, &md)
 }
 
+func arrowType(c Column) arrow.DataType {
+	switch c.Kind {
+	case Uint64:
+		return arrow.PrimitiveTypes.Uint64
+	case Uint32:
+		return arrow.PrimitiveTypes.Uint32
+	case Uint16:
+		return arrow.PrimitiveTypes.Uint16
+	case Uint8:
+		return arrow.PrimitiveTypes.Uint8
+	case Int32:
+		return arrow.PrimitiveTypes.Int32
+	case Bool:
+		return arrow.FixedWidthTypes.Boolean
+	case String:
+		if c.Dict {
+			return dictType
+		}
+		return arrow.BinaryTypes.String
+	case Time:
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	}
+	panic("export: unknown column kind")
+}
+
 type parquetWriter struct {
 	fileBase
-	bw      *bufio.Writer
-	fw      *pqarrow.FileWriter
-	rb      *array.RecordBuilder
-	appendc []func(Value)
-	pending int
-	rows    int64
+	bw     *bufio.Writer
+	fw     *pqarrow.FileWriter
+	schema *arrow.Schema
+	cols   []column
+	pool   *sync.Pool
+	group  int // rows per row group
+	n      int // rows buffered
+	rows   int64
 }
 
 func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) {
@@ -73,6 +93,11 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 		if c.Dict {
 			popts = append(popts, parquet.WithDictionaryFor(c.Name, true))
 		}
+		if c.Kind == Uint64 || c.Kind == Time {
+			// LSNs, lengths and times are small deltas: packed, there is
+			// little left for zstd to do (it was half the export's time).
+			popts = append(popts, parquet.WithEncodingFor(c.Name, parquet.Encodings.DeltaBinaryPacked))
+		}
 		if c.Kind == String && !c.Dict {
 			// min/max of free text (descriptions) prune nothing
 			popts = append(popts, parquet.WithStatsFor(c.Name, false))
@@ -86,127 +111,84 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 		b.abort()
 		return nil, err
 	}
-	w := &parquetWriter{fileBase: b, bw: bw, fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, as)}
-	w.rb.Reserve(batchRows)
-	for i, c := range s.Columns {
-		f := w.rb.Field(i)
-		var fn func(Value)
-		switch c.Kind {
-		case Uint64:
-			x := f.(*array.Uint64Builder)
-			fn = func(v Value) { x.UnsafeAppend(v.U) }
-		case Uint32:
-			x := f.(*array.Uint32Builder)
-			fn = func(v Value) { x.UnsafeAppend(uint32(v.U)) }
-		case Uint16:
-			x := f.(*array.Uint16Builder)
-			fn = func(v Value) { x.UnsafeAppend(uint16(v.U)) }
-		case Uint8:
-			x := f.(*array.Uint8Builder)
-			fn = func(v Value) { x.UnsafeAppend(uint8(v.U)) }
-		case Int32:
-			x := f.(*array.Int32Builder)
-			fn = func(v Value) { x.UnsafeAppend(int32(v.U)) }
-		case Bool:
-			x := f.(*array.BooleanBuilder)
-			fn = func(v Value) { x.UnsafeAppend(v.U != 0) }
-		case String:
-			x := f.(*array.StringBuilder)
-			fn = func(v Value) { x.Append(v.S) }
-		case Time:
-			x := f.(*array.TimestampBuilder)
-			fn = func(v Value) { x.UnsafeAppend(arrow.Timestamp(int64(v.U))) }
+	w := &parquetWriter{fileBase: b, bw: bw, fw: fw, schema: as, group: rg, pool: columnPool(s)}
+	if cols, ok := w.pool.Get().([]column); ok {
+		w.cols = cols
+	} else {
+		for _, c := range s.Columns {
+			w.cols = append(w.cols, newColumn(c))
 		}
-		if c.Nullable {
-			inner := fn
-			fb := f
-			fn = func(v Value) {
-				if v.Null {
-					fb.AppendNull()
-					return
-				}
-				inner(v)
-			}
-			if c.Kind != String {
-				// UnsafeAppend needs the validity bitmap reserved: use the
-				// checked appends for nullable columns.
-				fn = nullableAppend(f, c.Kind)
-			}
-		}
-		w.appendc = append(w.appendc, fn)
 	}
 	return w, nil
 }
 
-func nullableAppend(f array.Builder, k Kind) func(Value) {
-	var app func(Value)
-	switch k {
-	case Uint64:
-		x := f.(*array.Uint64Builder)
-		app = func(v Value) { x.Append(v.U) }
-	case Uint32:
-		x := f.(*array.Uint32Builder)
-		app = func(v Value) { x.Append(uint32(v.U)) }
-	case Uint16:
-		x := f.(*array.Uint16Builder)
-		app = func(v Value) { x.Append(uint16(v.U)) }
-	case Uint8:
-		x := f.(*array.Uint8Builder)
-		app = func(v Value) { x.Append(uint8(v.U)) }
-	case Int32:
-		x := f.(*array.Int32Builder)
-		app = func(v Value) { x.Append(int32(v.U)) }
-	case Bool:
-		x := f.(*array.BooleanBuilder)
-		app = func(v Value) { x.Append(v.U != 0) }
-	case Time:
-		x := f.(*array.TimestampBuilder)
-		app = func(v Value) { x.Append(arrow.Timestamp(int64(v.U))) }
+// columnPools keeps the column buffers of finished files, per schema: every
+// parallel span writes its own file, and growing fresh buffers to a row
+// group each time cost a tenth of the export.
+var columnPools sync.Map // *Schema -> *sync.Pool of []column
+
+func columnPool(s *Schema) *sync.Pool {
+	if p, ok := columnPools.Load(s); ok {
+		return p.(*sync.Pool)
 	}
-	return func(v Value) {
-		if v.Null {
-			f.AppendNull()
-			return
+	p, _ := columnPools.LoadOrStore(s, &sync.Pool{})
+	return p.(*sync.Pool)
+}
+
+// release hands the column buffers back for the next file.
+func (w *parquetWriter) release() {
+	if w.cols != nil {
+		for _, c := range w.cols {
+			c.reset()
 		}
-		app(v)
+		w.pool.Put(w.cols)
+		w.cols = nil
 	}
 }
 
 func (w *parquetWriter) Rows() int64 { return w.rows }
 
 func (w *parquetWriter) Write(r Row) error {
-	for i, fn := range w.appendc {
-		fn(r[i])
+	for i, c := range w.cols {
+		c.add(r[i])
 	}
 	w.rows++
-	w.pending++
-	if w.pending >= batchRows {
+	w.n++
+	if w.n >= w.group {
 		return w.flush()
 	}
 	return nil
 }
 
+// flush writes the buffered rows as one row group.
 func (w *parquetWriter) flush() error {
-	if w.pending == 0 {
+	if w.n == 0 {
 		return nil
 	}
-	rec := w.rb.NewRecordBatch()
-	err := w.fw.WriteBuffered(rec)
+	arrs := make([]arrow.Array, len(w.cols))
+	for i, c := range w.cols {
+		arrs[i] = c.array(w.n)
+	}
+	rec := array.NewRecordBatch(w.schema, arrs, int64(w.n))
+	err := w.fw.Write(rec)
 	rec.Release()
-	w.pending = 0
-	w.rb.Reserve(batchRows)
+	for i, c := range w.cols {
+		arrs[i].Release()
+		c.reset()
+	}
+	w.n = 0
 	return err
 }
 
 func (w *parquetWriter) Close() error {
 	err := w.flush()
 	if err == nil {
-		err = w.fw.Close() // closes the row group, writes the footer
+		err = w.fw.Close() // writes the footer
 	}
-	w.rb.Release()
 	if err == nil {
 		err = w.bw.Flush()
 	}
+	w.release()
 	if err != nil {
 		w.abort()
 		return err
@@ -215,6 +197,245 @@ func (w *parquetWriter) Close() error {
 }
 
 func (w *parquetWriter) Abort() {
-	w.rb.Release()
+	w.release()
 	w.abort()
+}
+
+// column buffers one column of a row group.
+type column interface {
+	add(Value)
+	// array returns the first n values as an Arrow array that shares the
+	// buffers: valid until reset.
+	array(n int) arrow.Array
+	reset()
+}
+
+func newColumn(c Column) column {
+	switch c.Kind {
+	case Uint64:
+		return &fixedColumn[uint64]{typ: arrowType(c)}
+	case Uint32:
+		return &fixedColumn[uint32]{typ: arrowType(c)}
+	case Uint16:
+		return &fixedColumn[uint16]{typ: arrowType(c)}
+	case Uint8:
+		return &fixedColumn[uint8]{typ: arrowType(c)}
+	case Int32:
+		return &fixedColumn[int32]{typ: arrowType(c)}
+	case Time:
+		return &fixedColumn[int64]{typ: arrowType(c)}
+	case Bool:
+		return &boolColumn{}
+	case String:
+		if c.Dict {
+			return &dictColumn{index: map[string]int32{}}
+		}
+		return &stringColumn{}
+	}
+	panic("export: unknown column kind")
+}
+
+// validity is a column's null bitmap, made only once a null arrives.
+type validity struct {
+	bits  []byte
+	nulls int
+}
+
+// set records whether row i (the next row) is valid.
+func (v *validity) set(i int, valid bool) {
+	if valid && v.nulls == 0 {
+		return
+	}
+	if v.bits == nil || len(v.bits) < (i+8)/8 {
+		// First null, or more rows: every earlier row was valid.
+		old := len(v.bits)
+		need := max((i+8)/8, 2*old)
+		nb := make([]byte, need)
+		copy(nb, v.bits)
+		if v.nulls == 0 {
+			for j := range nb {
+				nb[j] = 0xFF
+			}
+		} else {
+			for j := old; j < need; j++ {
+				nb[j] = 0xFF
+			}
+		}
+		v.bits = nb
+	}
+	// Bits start set (reset sets them again): only nulls clear one.
+	if !valid {
+		v.bits[i/8] &^= 1 << (i % 8)
+		v.nulls++
+	}
+}
+
+func (v *validity) buffer(n int) *memory.Buffer {
+	if v.nulls == 0 {
+		return nil
+	}
+	return memory.NewBufferBytes(v.bits[:(n+7)/8])
+}
+
+func (v *validity) reset() {
+	if v.nulls > 0 {
+		for j := range v.bits {
+			v.bits[j] = 0xFF
+		}
+	}
+	v.nulls = 0
+}
+
+type fixed interface {
+	uint64 | uint32 | uint16 | uint8 | int32 | int64
+}
+
+type fixedColumn[T fixed] struct {
+	typ   arrow.DataType
+	vals  []T
+	valid validity
+}
+
+func (c *fixedColumn[T]) add(v Value) {
+	if v.Null || c.valid.nulls > 0 {
+		c.valid.set(len(c.vals), !v.Null)
+		if v.Null {
+			v.U = 0
+		}
+	}
+	c.vals = append(c.vals, T(v.U))
+}
+
+func (c *fixedColumn[T]) array(n int) arrow.Array {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.vals))), n*size)
+	d := array.NewData(c.typ, n, []*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(raw)}, nil, c.valid.nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+func (c *fixedColumn[T]) reset() {
+	c.vals = c.vals[:0]
+	c.valid.reset()
+}
+
+type boolColumn struct {
+	bits  []byte
+	n     int
+	valid validity
+}
+
+func (c *boolColumn) add(v Value) {
+	c.valid.set(c.n, !v.Null)
+	if c.n/8 >= len(c.bits) {
+		c.bits = append(c.bits, 0)
+	}
+	if !v.Null && v.U != 0 {
+		c.bits[c.n/8] |= 1 << (c.n % 8)
+	}
+	c.n++
+}
+
+func (c *boolColumn) array(n int) arrow.Array {
+	d := array.NewData(arrow.FixedWidthTypes.Boolean, n,
+		[]*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(c.bits[:(n+7)/8])}, nil, c.valid.nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+func (c *boolColumn) reset() {
+	clear(c.bits)
+	c.bits, c.n = c.bits[:0], 0
+	c.valid.reset()
+}
+
+// stringColumn is free text: Arrow's offsets and bytes.
+type stringColumn struct {
+	offsets []int32
+	data    []byte
+	valid   validity
+}
+
+func (c *stringColumn) add(v Value) {
+	if len(c.offsets) == 0 {
+		c.offsets = append(c.offsets, 0)
+	}
+	c.valid.set(len(c.offsets)-1, !v.Null)
+	if !v.Null {
+		c.data = append(c.data, v.S...)
+	}
+	c.offsets = append(c.offsets, int32(len(c.data)))
+}
+
+func (c *stringColumn) array(n int) arrow.Array {
+	if len(c.offsets) == 0 {
+		c.offsets = append(c.offsets, 0)
+	}
+	offs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.offsets))), (n+1)*4)
+	d := array.NewData(arrow.BinaryTypes.String, n,
+		[]*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(offs), memory.NewBufferBytes(c.data)}, nil, c.valid.nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+func (c *stringColumn) reset() {
+	c.offsets, c.data = c.offsets[:0], c.data[:0]
+	c.valid.reset()
+}
+
+// dictColumn is a low-cardinality string: indices into the distinct values
+// of the row group, in order of appearance.
+type dictColumn struct {
+	idx    []int32
+	values []string
+	index  map[string]int32
+	last   string
+	lastIx int32
+	valid  validity
+}
+
+func (c *dictColumn) add(v Value) {
+	if v.Null || c.valid.nulls > 0 {
+		c.valid.set(len(c.idx), !v.Null)
+	}
+	if v.Null {
+		c.idx = append(c.idx, 0)
+		return
+	}
+	// Rows repeat their neighbours' values (segment, rmgr, compression):
+	// comparing with the last value is mostly a pointer comparison.
+	if len(c.values) > 0 && v.S == c.last {
+		c.idx = append(c.idx, c.lastIx)
+		return
+	}
+	ix, ok := c.index[v.S]
+	if !ok {
+		ix = int32(len(c.values))
+		c.values = append(c.values, v.S)
+		c.index[v.S] = ix
+	}
+	c.last, c.lastIx = v.S, ix
+	c.idx = append(c.idx, ix)
+}
+
+func (c *dictColumn) array(n int) arrow.Array {
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.idx))), n*4)
+	id := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(raw)}, nil, c.valid.nulls, 0)
+	defer id.Release()
+	ix := array.MakeFromData(id)
+	defer ix.Release()
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer sb.Release()
+	sb.AppendValues(c.values, nil)
+	dict := sb.NewArray()
+	defer dict.Release()
+	return array.NewDictionaryArray(dictType, ix, dict)
+}
+
+func (c *dictColumn) reset() {
+	c.idx, c.values = c.idx[:0], c.values[:0]
+	clear(c.index)
+	c.last, c.lastIx = "", 0
+	c.valid.reset()
 }

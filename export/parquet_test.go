@@ -2,11 +2,13 @@ package export
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -85,13 +87,13 @@ func TestParquetReadBack(t *testing.T) {
 	for tr.Next() {
 		rec := tr.RecordBatch()
 		ns := rec.Column(0).(*array.Uint64)
-		ss := rec.Column(1).(*array.String)
+		ss := stringColumnOf(t, rec.Column(1))
 		ts := rec.Column(2).(*array.Timestamp)
 		opt := rec.Column(5).(*array.Uint32)
 		for j := 0; j < int(rec.NumRows()); j, i = j+1, i+1 {
 			want := testRow(i)
-			if ns.Value(j) != want[0].U || ss.Value(j) != want[1].S {
-				t.Fatalf("row %d: %d %q, want %+v", i, ns.Value(j), ss.Value(j), want)
+			if ns.Value(j) != want[0].U || ss(j) != want[1].S {
+				t.Fatalf("row %d: %d %q, want %+v", i, ns.Value(j), ss(j), want)
 			}
 			if ts.IsNull(j) != want[2].Null || !want[2].Null && uint64(ts.Value(j)) != want[2].U {
 				t.Fatalf("row %d: ts %v", i, ts.Value(j))
@@ -103,6 +105,158 @@ func TestParquetReadBack(t *testing.T) {
 	}
 	if i != n {
 		t.Errorf("read %d rows", i)
+	}
+}
+
+// stringColumnOf returns a reader of a string column, plain or dictionary.
+func stringColumnOf(t *testing.T, a arrow.Array) func(int) string {
+	switch x := a.(type) {
+	case *array.String:
+		return x.Value
+	case *array.Dictionary:
+		d := x.Dictionary().(*array.String)
+		return func(j int) string { return d.Value(x.GetValueIndex(j)) }
+	}
+	t.Fatalf("not a string column: %s", a.DataType())
+	return nil
+}
+
+// TestParquetEveryKind writes every column kind, nullable and not, over
+// row groups whose dictionaries differ (values appearing, disappearing and
+// reordered, nulls in dictionary and free-text columns, empty strings), and
+// checks every cell read back, and that dictionary columns are stored with
+// a dictionary page.
+func TestParquetEveryKind(t *testing.T) {
+	kinds := []Kind{Uint64, Uint32, Uint16, Uint8, Int32, Bool, String, Time}
+	s := &Schema{Table: "k"}
+	for _, k := range kinds {
+		for _, null := range []bool{false, true} {
+			name := fmt.Sprintf("k%d_%v", k, null)
+			s.Columns = append(s.Columns, Column{Name: name, Kind: k, Nullable: null})
+			if k == String {
+				s.Columns = append(s.Columns, Column{Name: name + "_dict", Kind: k, Nullable: null, Dict: true})
+			}
+		}
+	}
+	row := func(i int) Row {
+		r := make(Row, len(s.Columns))
+		for c, col := range s.Columns {
+			v := Value{U: uint64(i*31+c) * 0x9E3779B97F4A7C15}
+			switch col.Kind {
+			case Uint32:
+				v.U &= 0xFFFFFFFF
+			case Uint16:
+				v.U &= 0xFFFF
+			case Uint8:
+				v.U &= 0xFF
+			case Int32:
+				v.U = uint64(uint32(int32(v.U)))
+			case Bool:
+				v.U &= 1
+			case Time:
+				v.U = uint64(1700000000000000 + i*1000 + c)
+			case String:
+				if col.Dict {
+					// a few distinct values, shifting from one row group to the next
+					v = Value{S: []string{"Heap", "Btree", "", "XLOG", "Transaction", "Heap2"}[(i/7+i/300)%6]}
+				} else {
+					v = Value{S: strings.Repeat("x", i%5) + fmt.Sprint(i)}
+					if i%11 == 0 {
+						v.S = ""
+					}
+				}
+			}
+			if col.Nullable && (i%3 == 0 || i >= 600 && i < 700) {
+				v = Value{Null: true}
+			}
+			r[c] = v
+		}
+		return r
+	}
+	path := filepath.Join(t.TempDir(), "k.parquet")
+	w, err := Create(path, Parquet, s, Options{RowGroupRows: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	for i := range n {
+		if err := w.Write(row(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	if pf.NumRowGroups() != 4 {
+		t.Errorf("%d row groups, want 4", pf.NumRowGroups())
+	}
+	for c, col := range s.Columns {
+		cm, err := pf.MetaData().RowGroup(0).ColumnChunk(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if col.Dict != cm.HasDictionaryPage() {
+			t.Errorf("%s: dictionary page %v", col.Name, cm.HasDictionaryPage())
+		}
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, 333)
+	defer tr.Release()
+	i := 0
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for j := 0; j < int(rec.NumRows()); j, i = j+1, i+1 {
+			want := row(i)
+			for c, col := range s.Columns {
+				a := rec.Column(c)
+				if a.IsNull(j) != want[c].Null {
+					t.Fatalf("row %d %s: null %v, want %v", i, col.Name, a.IsNull(j), want[c].Null)
+				}
+				if want[c].Null {
+					continue
+				}
+				var got Value
+				switch x := a.(type) {
+				case *array.Uint64:
+					got.U = x.Value(j)
+				case *array.Uint32:
+					got.U = uint64(x.Value(j))
+				case *array.Uint16:
+					got.U = uint64(x.Value(j))
+				case *array.Uint8:
+					got.U = uint64(x.Value(j))
+				case *array.Int32:
+					got.U = uint64(uint32(x.Value(j)))
+				case *array.Boolean:
+					if x.Value(j) {
+						got.U = 1
+					}
+				case *array.Timestamp:
+					got.U = uint64(x.Value(j))
+				default:
+					got.S = stringColumnOf(t, a)(j)
+				}
+				if got != want[c] {
+					t.Fatalf("row %d %s: %+v, want %+v", i, col.Name, got, want[c])
+				}
+			}
+		}
+	}
+	if i != n {
+		t.Errorf("read %d rows, want %d", i, n)
 	}
 }
 
