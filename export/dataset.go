@@ -52,14 +52,14 @@ var ErrExists = errors.New("dataset exists")
 // completes the span's files and carries the tables that need WAL order
 // (transactions, checkpoints, segments).
 type Exporter struct {
-	cfg     Config
-	want    map[string]bool
+	cfg  Config
+	want map[string]bool
 	// per-record tests of want, without hashing a table name per record
 	wantTx, wantCheckpoints, wantSegments bool
-	schemas map[string]*Schema
-	opts    Options
-	first   xlog.LSN
-	haveAny bool
+	schemas                               map[string]*Schema
+	opts                                  Options
+	first                                 xlog.LSN
+	haveAny                               bool
 	// transactions
 	tx      *partWriters
 	tops    map[xlog.XID]xlog.XID

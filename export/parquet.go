@@ -70,9 +70,9 @@ type parquetWriter struct {
 	fw     *pqarrow.FileWriter
 	schema *arrow.Schema
 	cols   []column
-	pool   *sync.Pool
-	group  int // rows per row group
-	n      int // rows buffered
+	key    string // of the column buffers' shape (columnsKey)
+	group  int    // rows per row group
+	n      int    // rows buffered
 	rows   int64
 }
 
@@ -93,13 +93,16 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 		if c.Dict {
 			popts = append(popts, parquet.WithDictionaryFor(c.Name, true))
 		}
-		if c.Kind == Uint64 || c.Kind == Time {
+		if (c.Kind == Uint64 || c.Kind == Time) && !c.Dict {
 			// LSNs, lengths and times are small deltas: packed, there is
 			// little left for zstd to do (it was half the export's time).
 			popts = append(popts, parquet.WithEncodingFor(c.Name, parquet.Encodings.DeltaBinaryPacked))
 		}
-		if c.Kind == String && !c.Dict {
-			// min/max of free text (descriptions) prune nothing
+		if c.Kind == String && (!c.Dict || !c.Stats) {
+			// min/max of free text (descriptions) prune nothing, nor do
+			// those of names every row group holds (rmgr, record_type):
+			// and for a dictionary array pqarrow finds them by hashing
+			// every index again (a tenth of the writer's time).
 			popts = append(popts, parquet.WithStatsFor(c.Name, false))
 		}
 	}
@@ -111,10 +114,8 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 		b.abort()
 		return nil, err
 	}
-	w := &parquetWriter{fileBase: b, bw: bw, fw: fw, schema: as, group: rg, pool: columnPool(s)}
-	if cols, ok := w.pool.Get().([]column); ok {
-		w.cols = cols
-	} else {
+	w := &parquetWriter{fileBase: b, bw: bw, fw: fw, schema: as, group: rg, key: columnsKey(s)}
+	if w.cols = getColumns(w.key); w.cols == nil {
 		for _, c := range s.Columns {
 			w.cols = append(w.cols, newColumn(c))
 		}
@@ -122,17 +123,41 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 	return w, nil
 }
 
-// columnPools keeps the column buffers of finished files, per schema: every
+// freeColumns keeps the column buffers of finished files, per schema: every
 // parallel span writes its own file, and growing fresh buffers to a row
-// group each time cost a tenth of the export.
-var columnPools sync.Map // *Schema -> *sync.Pool of []column
+// group each time cost a tenth of the export. (Not a sync.Pool: a GC
+// empties those, and exports collect often.) At most keepColumns sets are
+// kept per schema.
+var freeColumns = struct {
+	sync.Mutex
+	m map[string][][]column
+}{m: map[string][][]column{}}
 
-func columnPool(s *Schema) *sync.Pool {
-	if p, ok := columnPools.Load(s); ok {
-		return p.(*sync.Pool)
+const keepColumns = 8
+
+// columnsKey identifies the shape of a schema's column buffers.
+func columnsKey(s *Schema) string {
+	b := make([]byte, 0, 2*len(s.Columns))
+	for _, c := range s.Columns {
+		k := byte(c.Kind)
+		if c.Dict {
+			k |= 0x80
+		}
+		b = append(b, k)
 	}
-	p, _ := columnPools.LoadOrStore(s, &sync.Pool{})
-	return p.(*sync.Pool)
+	return string(b)
+}
+
+func getColumns(key string) []column {
+	freeColumns.Lock()
+	defer freeColumns.Unlock()
+	l := freeColumns.m[key]
+	if len(l) == 0 {
+		return nil
+	}
+	cols := l[len(l)-1]
+	freeColumns.m[key] = l[:len(l)-1]
+	return cols
 }
 
 // release hands the column buffers back for the next file.
@@ -141,7 +166,11 @@ func (w *parquetWriter) release() {
 		for _, c := range w.cols {
 			c.reset()
 		}
-		w.pool.Put(w.cols)
+		freeColumns.Lock()
+		if l := freeColumns.m[w.key]; len(l) < keepColumns {
+			freeColumns.m[w.key] = append(l, w.cols)
+		}
+		freeColumns.Unlock()
 		w.cols = nil
 	}
 }
@@ -150,7 +179,7 @@ func (w *parquetWriter) Rows() int64 { return w.rows }
 
 func (w *parquetWriter) Write(r Row) error {
 	for i, c := range w.cols {
-		c.add(r[i])
+		c.add(&r[i])
 	}
 	w.rows++
 	w.n++
@@ -203,7 +232,7 @@ func (w *parquetWriter) Abort() {
 
 // column buffers one column of a row group.
 type column interface {
-	add(Value)
+	add(*Value)
 	// array returns the first n values as an Arrow array that shares the
 	// buffers: valid until reset.
 	array(n int) arrow.Array
@@ -296,14 +325,15 @@ type fixedColumn[T fixed] struct {
 	valid validity
 }
 
-func (c *fixedColumn[T]) add(v Value) {
+func (c *fixedColumn[T]) add(v *Value) {
+	u := v.U
 	if v.Null || c.valid.nulls > 0 {
 		c.valid.set(len(c.vals), !v.Null)
 		if v.Null {
-			v.U = 0
+			u = 0
 		}
 	}
-	c.vals = append(c.vals, T(v.U))
+	c.vals = append(c.vals, T(u))
 }
 
 func (c *fixedColumn[T]) array(n int) arrow.Array {
@@ -326,7 +356,7 @@ type boolColumn struct {
 	valid validity
 }
 
-func (c *boolColumn) add(v Value) {
+func (c *boolColumn) add(v *Value) {
 	c.valid.set(c.n, !v.Null)
 	if c.n/8 >= len(c.bits) {
 		c.bits = append(c.bits, 0)
@@ -357,7 +387,7 @@ type stringColumn struct {
 	valid   validity
 }
 
-func (c *stringColumn) add(v Value) {
+func (c *stringColumn) add(v *Value) {
 	if len(c.offsets) == 0 {
 		c.offsets = append(c.offsets, 0)
 	}
@@ -390,12 +420,20 @@ type dictColumn struct {
 	idx    []int32
 	values []string
 	index  map[string]int32
-	last   string
-	lastIx int32
-	valid  validity
+	// seen caches strings by where their bytes are: the names rows carry
+	// are mostly the same few strings (rmgr and record type names, a
+	// segment's name), found without hashing them. An entry holds its
+	// string, so its bytes stay what they were.
+	seen  [64]dictSeen
+	valid validity
 }
 
-func (c *dictColumn) add(v Value) {
+type dictSeen struct {
+	s  string
+	ix int32
+}
+
+func (c *dictColumn) add(v *Value) {
 	if v.Null || c.valid.nulls > 0 {
 		c.valid.set(len(c.idx), !v.Null)
 	}
@@ -403,10 +441,10 @@ func (c *dictColumn) add(v Value) {
 		c.idx = append(c.idx, 0)
 		return
 	}
-	// Rows repeat their neighbours' values (segment, rmgr, compression):
-	// comparing with the last value is mostly a pointer comparison.
-	if len(c.values) > 0 && v.S == c.last {
-		c.idx = append(c.idx, c.lastIx)
+	p := unsafe.StringData(v.S)
+	e := &c.seen[(uintptr(unsafe.Pointer(p))>>3^uintptr(len(v.S)))%uintptr(len(c.seen))]
+	if unsafe.StringData(e.s) == p && len(e.s) == len(v.S) && p != nil {
+		c.idx = append(c.idx, e.ix)
 		return
 	}
 	ix, ok := c.index[v.S]
@@ -415,7 +453,7 @@ func (c *dictColumn) add(v Value) {
 		c.values = append(c.values, v.S)
 		c.index[v.S] = ix
 	}
-	c.last, c.lastIx = v.S, ix
+	*e = dictSeen{v.S, ix}
 	c.idx = append(c.idx, ix)
 }
 
@@ -436,6 +474,6 @@ func (c *dictColumn) array(n int) arrow.Array {
 func (c *dictColumn) reset() {
 	c.idx, c.values = c.idx[:0], c.values[:0]
 	clear(c.index)
-	c.last, c.lastIx = "", 0
+	c.seen = [len(c.seen)]dictSeen{}
 	c.valid.reset()
 }

@@ -317,3 +317,91 @@ func TestTextFormats(t *testing.T) {
 		}
 	}
 }
+
+// benchRecords makes rows shaped like a records table of OLTP WAL: LSNs
+// rising by record lengths, constant geometry, segments changing every
+// 100k rows, a few rmgrs and record types, xids rising with zeros between.
+// Rows are made as they are written, into one Row, as the exporter does
+// (300k rows kept as Values would make the benchmark measure the GC).
+type benchRecords struct {
+	lsn, xid, seed uint64
+	i              int
+	segs           map[uint64]string
+}
+
+var (
+	benchRmgrs = []string{"Heap", "Btree", "Transaction", "Heap2", "XLOG", "Standby"}
+	benchTypes = []string{"UPDATE", "HOT_UPDATE", "INSERT", "INSERT_LEAF", "COMMIT", "LOCK", "PRUNE", "FPI", "RUNNING_XACTS", "INSERT+INIT"}
+)
+
+func newBenchRecords() *benchRecords {
+	return &benchRecords{lsn: 0x3000000, xid: 1000, seed: 1, segs: map[uint64]string{}}
+}
+
+func (g *benchRecords) next() uint64 {
+	g.seed = g.seed*6364136223846793005 + 1442695040888963407
+	return g.seed >> 33
+}
+
+func (g *benchRecords) fill(r Row) {
+	l := 50 + g.next()%200
+	x := uint64(0)
+	if g.next()%4 != 0 {
+		x = g.xid
+	}
+	if g.next()%7 == 0 {
+		g.xid++
+	}
+	seg, ok := g.segs[g.lsn>>24]
+	if !ok {
+		seg = fmt.Sprintf("0000000100000000%08X", g.lsn>>24)
+		g.segs[g.lsn>>24] = seg
+	}
+	r[RecLSN], r[RecEndLSN], r[RecPrevLSN] = Value{U: g.lsn}, Value{U: g.lsn + l}, Value{U: g.lsn - 100}
+	r[RecTimeline], r[RecSegment], r[RecXID], r[RecToplevelXID] = Value{U: 1}, Value{S: seg}, Value{U: x}, Value{}
+	k := g.next() % uint64(len(benchTypes))
+	r[RecRmgr], r[RecRecordType] = Value{S: benchRmgrs[k%uint64(len(benchRmgrs))]}, Value{S: benchTypes[k]}
+	r[RecTotalLength], r[RecMainDataLength] = Value{U: l}, Value{U: g.next() % 20}
+	r[RecBlockCount], r[RecImageCount] = Value{U: g.next() % 3}, Value{U: b2u(g.next()%50 == 0)}
+	r[RecImageBytes], r[RecImageBytesUncompressed] = Value{}, Value{}
+	r[RecCompression] = Value{S: "none"}
+	r[RecCheckpointCycle] = Value{U: 0x2000000 + uint64(g.i/200000)*0x1000000}
+	r[RecXactTime] = Value{Null: true}
+	if k == 4 {
+		r[RecXactTime] = Value{U: 1700000000000000 + uint64(g.i)*50}
+	}
+	r[RecPGVersion], r[RecXlogBlcksz], r[RecSegmentSize], r[RecInfo] = Value{U: 15}, Value{U: 8192}, Value{U: 16 << 20}, Value{U: k << 4}
+	g.lsn += (l + 7) &^ 7
+	g.i++
+}
+
+// BenchmarkParquetRecords measures the Parquet writer alone on records-like
+// rows (ns per row, including making the row; the file size per row too).
+func BenchmarkParquetRecords(b *testing.B) {
+	const n = 300_000
+	dir := b.TempDir()
+	var size int64
+	row := make(Row, len(RecordsSchema.Columns))
+	for i := range b.N {
+		g := newBenchRecords()
+		path := filepath.Join(dir, fmt.Sprintf("r%d.parquet", i))
+		w, err := Create(path, Parquet, RecordsSchema, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range n {
+			g.fill(row)
+			if err := w.Write(row); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		st, _ := os.Stat(path)
+		size = st.Size()
+		os.Remove(path)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+	b.ReportMetric(float64(size)/float64(n), "bytes/row")
+}

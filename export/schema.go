@@ -29,7 +29,13 @@ type Column struct {
 	Name     string
 	Kind     Kind
 	Nullable bool
-	Dict     bool // low cardinality: dictionary-encoded in Parquet
+	// Dict marks low cardinality: dictionary-encoded in Parquet (RLE of
+	// indices, then zstd of little); strings are Arrow dictionaries too.
+	Dict bool
+	// Stats keeps min/max statistics for a Dict string column (other
+	// columns always have them): for columns whose values cluster by
+	// position (a segment's name), which readers can prune row groups on.
+	Stats bool
 }
 
 // Schema is one table's columns.
@@ -110,7 +116,7 @@ var RecordsSchema = &Schema{Table: TableRecords, Columns: []Column{
 	{Name: "end_lsn", Kind: Uint64},
 	{Name: "prev_lsn", Kind: Uint64},
 	{Name: "timeline", Kind: Uint32},
-	{Name: "segment", Kind: String, Dict: true},
+	{Name: "segment", Kind: String, Dict: true, Stats: true},
 	{Name: "xid", Kind: Uint32},
 	{Name: "toplevel_xid", Kind: Uint32},
 	{Name: "rmgr", Kind: String, Dict: true},
@@ -134,7 +140,7 @@ var RecordsSchema = &Schema{Table: TableRecords, Columns: []Column{
 var DescriptionColumn = Column{Name: "description", Kind: String}
 
 // LabelColumn is added to every table with --label.
-var LabelColumn = Column{Name: "label", Kind: String, Dict: true}
+var LabelColumn = Column{Name: "label", Kind: String, Dict: true, Stats: true}
 
 // BlocksSchema is the blocks table: one row per block reference.
 var BlocksSchema = &Schema{Table: TableBlocks, Columns: []Column{
