@@ -422,8 +422,10 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 				s.tops[sub] = end.XID
 			}
 		}
-		if top, ok := s.tops[xid]; ok && top != xid {
-			xid = top
+		if len(s.tops) > 0 {
+			if top, ok := s.tops[xid]; ok && top != xid {
+				xid = top
+			}
 		}
 		if xid != 0 {
 			v := s.vols[xid]

@@ -33,6 +33,10 @@ type Options struct {
 	// CRC is still checked over every byte. Record.Raw is then shorter than
 	// xl_tot_len for such records.
 	HeadersOnly bool
+	// SkipCRC checks no record's CRC, for a quick first pass that a
+	// checking pass follows (one looking for a few records, which checks
+	// those with RecordCRC). Everything else is validated as usual.
+	SkipCRC bool
 	// StopAt, if not zero, ends reading (io.EOF) at the first record that
 	// starts at or after it, wherever that record ends: a span of the stream
 	// read by one worker holds exactly the records that start in it.
@@ -503,8 +507,9 @@ restart:
 		var crc uint32
 		gotLen := uint32(0)
 		r.recBuf = r.recBuf[:0]
+		skipCRC := r.opts.SkipCRC
 		consume := func(frag []byte) {
-			if body := max(0, RecordHeaderSize-int(gotLen)); body < len(frag) {
+			if body := max(0, RecordHeaderSize-int(gotLen)); body < len(frag) && !skipCRC {
 				crc = crc32.Update(crc, castagnoli, frag[body:])
 			}
 			if len(r.recBuf) < keep {
@@ -569,10 +574,10 @@ restart:
 		r.next = recPtr + LSN(Maxalign(totalLen))
 	}
 	hdr := ParseRecordHeader(raw)
-	if !spanning {
+	if !spanning && !r.opts.SkipCRC {
 		spanCRC = RecordCRC(raw)
 	}
-	if spanCRC != hdr.CRC {
+	if spanCRC != hdr.CRC && !r.opts.SkipCRC {
 		return nil, r.fail(ErrChecksum, recPtr, fmt.Sprintf("incorrect resource manager data checksum in record at %s", recPtr))
 	}
 	if hdr.Rmid == RmgrXLOG && hdr.Info&RmgrInfoMask == xlogSwitch {

@@ -246,6 +246,49 @@ func TestCorruptionIsPositioned(t *testing.T) {
 	}
 }
 
+// TestSkipCRC: with SkipCRC a record whose body or CRC is damaged is read
+// (in one page and across pages, with and without HeadersOnly), while the
+// other checks still apply.
+func TestSkipCRC(t *testing.T) {
+	w := xlogtest.NewWriter(xlog.V15, 8192, 1<<20, 1)
+	var lsns []xlog.LSN
+	for i := 0; i < 100; i++ {
+		l, _ := w.Record(xlog.RmgrLogicalMessage, 0, 1, xlogtest.MainData(100+(i*37)%800)) // under HeadersOnlyKeep: kept whole
+		lsns = append(lsns, l)
+	}
+	name := w.SegmentName(1)
+	files := w.Finish()
+	seg := bytes.Clone(files[name])
+	var spanning xlog.LSN // a record that crosses a page boundary
+	for i, l := range lsns[:len(lsns)-1] {
+		if l/8192 != (lsns[i+1]-1)/8192 && i > 10 {
+			spanning = l
+			break
+		}
+	}
+	seg[int(lsns[5]%(1<<20))+40] ^= 0x10
+	if spanning == 0 {
+		t.Fatal("no record crosses a page")
+	}
+	seg[int(spanning%(1<<20))+40] ^= 0x10
+	files[name] = seg
+	for _, headersOnly := range []bool{false, true} {
+		got, err := readAll(t, xlog.NewMemSource(files), xlog.Options{HeadersOnly: headersOnly})
+		if !errors.Is(err, xlog.ErrChecksum) || len(got) != 5 {
+			t.Errorf("checked: %d records, err %v; want 5 and a checksum error", len(got), err)
+		}
+		got, err = readAll(t, xlog.NewMemSource(files), xlog.Options{SkipCRC: true, HeadersOnly: headersOnly})
+		if !xlog.IsEndOfWAL(err) || len(got) != len(lsns) {
+			t.Errorf("SkipCRC: %d records, err %v; want %d and the end of WAL", len(got), err, len(lsns))
+		}
+	}
+	seg[int(lsns[70]%(1<<20))+8] ^= 8 // xl_prev
+	got, err := readAll(t, xlog.NewMemSource(files), xlog.Options{SkipCRC: true})
+	if !errors.Is(err, xlog.ErrPrevLink) || len(got) != 70 {
+		t.Errorf("SkipCRC, damaged xl_prev: %d records, err %v; want 70 and a prev-link error", len(got), err)
+	}
+}
+
 // TestGapIsAnError: a missing segment between two present ones is an error
 // naming the missing file; a missing segment after the last is the end.
 func TestGapIsAnError(t *testing.T) {

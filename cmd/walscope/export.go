@@ -173,7 +173,9 @@ func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.Cycl
 			opts := in.opts
 			opts.Start, opts.StopAt = sp.Start, sp.Stop
 			// Checkpoint records are far below HeadersOnlyKeep: kept whole.
-			opts.HeadersOnly = true
+			// Only the records used are checked against their CRC: the
+			// export's own reading checks every one.
+			opts.HeadersOnly, opts.SkipCRC = true, true
 			r, err := xlog.NewReader(in.src, opts)
 			if err != nil {
 				return
@@ -189,6 +191,9 @@ func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.Cycl
 					starts[i] = rec.LSN
 				}
 				if rec.Header.Rmid == xlog.RmgrXLOG {
+					if len(rec.Raw) != int(rec.Header.TotLen) || xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
+						return // damaged here: the export's reading ends here too
+					}
 					if d, err := dec.Decode(rec, 0); err == nil {
 						finders[i].Add(d)
 					}
