@@ -450,18 +450,21 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		}
 		cp.add(vol)
 		if images > 0 {
-			endLSN := cyc.info.Redo // of the cycle: the next redo point, or unknown
-			if s.cycle+1 < len(e.cycles) {
-				endLSN = e.cycles[s.cycle+1].info.Redo
-			}
+			// A cycle's images go to its tenths at once where its end (the
+			// next redo point) is known; only the last cycle's wait for the
+			// end of the WAL read, so memory does not grow with the archive.
+			redo, known := cyc.info.Redo, s.cycle+1 < len(e.cycles)
 			for i := range rec.Blocks {
 				b := &rec.Blocks[i]
 				if !b.HasImage {
 					continue
 				}
 				cp.blocks[blockKey{b.Rel, b.Fork(), b.Block}] = struct{}{}
-				cp.imageLSNs = append(cp.imageLSNs, imageAt{rec.LSN, uint32(b.ImageLen)})
-				_ = endLSN
+				if known {
+					cp.tenths[tenth(rec.LSN, redo, e.cycles[s.cycle+1].info.Redo)] += uint64(b.ImageLen)
+				} else {
+					cp.imageLSNs = append(cp.imageLSNs, imageAt{rec.LSN, uint32(b.ImageLen)})
+				}
 			}
 		}
 	}
@@ -481,6 +484,14 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		sg.recordBytes += uint64(h.TotLen)
 	}
 	return nil
+}
+
+// tenth returns which tenth of the cycle from redo to end lsn is in.
+func tenth(lsn, redo, end xlog.LSN) int {
+	if end <= redo || lsn < redo {
+		return 0
+	}
+	return min(int(uint64(lsn-redo)*10/uint64(end-redo)), 9)
 }
 
 func b2u(b bool) uint64 {
@@ -544,7 +555,7 @@ type cycleAcc struct {
 	volume
 	blocks    map[blockKey]struct{}
 	distinct  int
-	imageLSNs []imageAt // images, for the tenths (needs the cycle's end)
+	imageLSNs []imageAt // the last cycle's images, for the tenths once its end is known
 	tenths    [10]uint64
 	end       xlog.LSN
 }
@@ -596,6 +607,9 @@ func (e *Exporter) Merge(s *Span) error {
 			c.blocks[k] = struct{}{}
 		}
 		c.imageLSNs = append(c.imageLSNs, cp.imageLSNs...)
+		for k, v := range cp.tenths {
+			c.tenths[k] += v
+		}
 	}
 	// Transactions.
 	if e.want[TableTransactions] {
@@ -723,8 +737,7 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) error {
 			redo := c.info.Redo
 			for _, im := range c.imageLSNs {
 				if cEnd > redo {
-					t := int(uint64(im.lsn-redo) * 10 / uint64(cEnd-redo))
-					c.tenths[min(max(t, 0), 9)] += uint64(im.len)
+					c.tenths[tenth(im.lsn, redo, cEnd)] += uint64(im.len)
 				}
 			}
 			r := p.row

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/xlog"
 )
 
 func exportFixture(t testing.TB) string {
@@ -188,4 +192,74 @@ func BenchmarkExportRecords(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(js)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// TestExportCheckpointsMatchStats: the checkpoints table, exported in
+// parallel spans (one span per segment), has per cycle the same volumes,
+// distinct blocks and image bytes per tenth as `stats --by checkpoint`.
+func TestExportCheckpointsMatchStats(t *testing.T) {
+	root := testwal.Root(t)
+	dir := testwal.Extract(t, testwal.Set{Name: "fixtures/whatif/checkpoint-every-500", Dir: filepath.Join(root, "fixtures", "whatif", "checkpoint-every-500")})
+	archive := filepath.Join(dir, "archive")
+	var js, stderr strings.Builder
+	if code := run([]string{"walscope", "stats", "--by", "checkpoint", "--format", "json", archive}, &js, &stderr); code != 0 {
+		t.Fatalf("stats: %s", stderr.String())
+	}
+	var cycles []map[string]any
+	if err := json.Unmarshal([]byte(js.String()), &cycles); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if code := run([]string{"walscope", "export", "--out", out, "--tables", "checkpoints", "--format", "csv", "-j", "2", "--span-bytes", "1048576", "-q", archive}, &strings.Builder{}, &stderr); code != 0 {
+		t.Fatalf("export: %s", stderr.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "checkpoints", "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("checkpoint files %v", files)
+	}
+	rows, err := csv.NewReader(mustOpen(t, files[0])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	byRedo := map[string][]string{}
+	for _, r := range rows[1:] {
+		redo, _ := strconv.ParseUint(r[col["redo_lsn"]], 10, 64)
+		byRedo[xlog.LSN(redo).String()] = r
+	}
+	if len(cycles) < 4 {
+		t.Fatalf("%d cycles in stats; the fixture checkpoints every 500 transactions", len(cycles))
+	}
+	keys := []string{"records", "record_bytes", "wal_bytes", "images", "image_bytes", "distinct_blocks_imaged"}
+	for k := 1; k <= 10; k++ {
+		keys = append(keys, fmt.Sprintf("image_bytes_tenth_%d", k))
+	}
+	for _, c := range cycles {
+		redo := c["redo_lsn"].(string)
+		r := byRedo[redo]
+		if r == nil {
+			t.Errorf("cycle at redo %s: not in the checkpoints table", redo)
+			continue
+		}
+		for _, k := range keys {
+			if got, want := r[col[k]], fmt.Sprint(int64(c[k].(float64))); got != want {
+				t.Errorf("cycle at redo %s: %s %s, stats says %s", redo, k, got, want)
+			}
+		}
+	}
+	if len(rows)-1 != len(cycles) {
+		t.Errorf("%d checkpoint rows, stats has %d cycles", len(rows)-1, len(cycles))
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
