@@ -127,13 +127,13 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 // parallel span writes its own file, and growing fresh buffers to a row
 // group each time cost a tenth of the export. (Not a sync.Pool: a GC
 // empties those, and exports collect often.) At most keepColumns sets are
-// kept per schema.
+// kept per schema (about one per worker).
 var freeColumns = struct {
 	sync.Mutex
 	m map[string][][]column
 }{m: map[string][][]column{}}
 
-const keepColumns = 8
+const keepColumns = 4
 
 // columnsKey identifies the shape of a schema's column buffers.
 func columnsKey(s *Schema) string {

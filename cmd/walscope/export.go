@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -73,6 +75,13 @@ func exportAction(c *cli.Context) error {
 	}
 	if len(cfg.Tables) == 0 {
 		return usageErr("--tables lists no table")
+	}
+
+	// The live heap is mostly row groups being built (about 13 MB each, a
+	// few per worker), long-lived: the default GC headroom of 100% of it
+	// only raised the peak RSS (186 MB against 150 MB at 50%, no slower).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
 	}
 
 	// A first pass finds the checkpoint cycles (records.checkpoint_cycle,
