@@ -320,6 +320,8 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 		}
 	}
 	var prev xlog.LSN
+	var lastSeg string
+	var t *TimelineRange
 	for {
 		rec, err := r.Next()
 		if err == nil {
@@ -337,15 +339,18 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 				s.first, s.firstPrev, s.firstClean = rec.LSN, rec.Header.Prev, !troubled
 			}
 			troubledLast = false
-			s.segments[rec.Segment] = true
+			if rec.Segment != lastSeg || t == nil || t.TLI != rec.TLI {
+				// once per segment, not a map update per record
+				lastSeg = rec.Segment
+				s.segments[rec.Segment] = true
+				if t = s.tls[rec.TLI]; t == nil {
+					t = &TimelineRange{TLI: rec.TLI, start: rec.LSN}
+					s.tls[rec.TLI] = t
+				}
+			}
 			s.records++
 			s.recordBytes += uint64(rec.Header.TotLen)
 			s.last, s.end = rec.LSN, rec.EndLSN
-			t := s.tls[rec.TLI]
-			if t == nil {
-				t = &TimelineRange{TLI: rec.TLI, start: rec.LSN}
-				s.tls[rec.TLI] = t
-			}
 			t.end = rec.EndLSN
 			t.Records++
 			if _, err := dec.Decode(rec, prev); err != nil {
