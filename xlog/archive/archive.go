@@ -248,6 +248,13 @@ func (s *Source) ReadHistory(path string) (string, error) {
 
 // withStream opens an entry's content stream and hands it to fn.
 func (s *Source) withStream(e *entry, fn func(*stream) error) error {
+	return s.withStreamBuffer(e, 64<<10, fn)
+}
+
+// withStreamBuffer is withStream reading the file through a buffer of size
+// bytes: a small one where only the first bytes are wanted (a plain
+// segment's facts would otherwise read 64 KB each).
+func (s *Source) withStreamBuffer(e *entry, size int, fn func(*stream) error) error {
 	if e.missing {
 		return &Error{Path: e.key, Err: fs.ErrNotExist, Msg: "listed in the index but missing"}
 	}
@@ -263,7 +270,7 @@ func (s *Source) withStream(e *entry, fn func(*stream) error) error {
 	if e.name.History {
 		kind = kindHistory
 	}
-	st, err := openStream(bufio.NewReaderSize(fh, 64<<10), e.key, kind)
+	st, err := openStream(bufio.NewReaderSize(fh, size), e.key, kind)
 	if err != nil {
 		return err
 	}

@@ -200,7 +200,7 @@ func (s *Source) quickFact(e *entry) FileFact {
 	if e.name.History {
 		kind = kindHistory
 	}
-	err := s.withStream(e, func(st *stream) error {
+	err := s.withStreamBuffer(e, 4<<10, func(st *stream) error {
 		f.Compression = st.comp
 		head := make([]byte, xlog.LongPageHeaderSize)
 		n, err := readHead(st.r, head)
