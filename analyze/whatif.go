@@ -42,6 +42,9 @@ type WhatIfInput struct {
 	// replaces its data.
 	DataLen map[[3]uint8]uint32
 	Sizer   ImageSizer
+	// Images, if set, sizes the stream's images ahead on other cores
+	// (images it does not have are sized here with Sizer).
+	Images *ImagePipeline
 }
 
 // WhatIf estimates, record by record, the WAL of the same stream under other
@@ -52,6 +55,7 @@ type WhatIf struct {
 	Scenarios []*Scenario
 	dec       *decode.Decoder
 	page      []byte
+	est       []*imageEstimate // the record's images from in.Images, by block index
 	meanImage float64 // running mean of stored image bytes, for images a scenario adds
 	images    uint64
 }
@@ -153,7 +157,18 @@ func imageHeader(compressed, hole bool) uint32 {
 func (w *WhatIf) Add(rec *decode.Record) {
 	tot := rec.Header.TotLen
 	w.Actual.place(tot, rec, uint64(rec.FPILen))
-	// Pages of the images, rebuilt once for the compression scenarios.
+	if w.in.Images != nil && rec.FPILen > 0 {
+		w.est = w.est[:0]
+		for i := range rec.Blocks {
+			var e *imageEstimate
+			if b := &rec.Blocks[i]; b.HasImage {
+				if got, ok := w.in.Images.take(rec.LSN, b.ID); ok {
+					e = got
+				}
+			}
+			w.est = append(w.est, e)
+		}
+	}
 	for _, s := range w.Scenarios {
 		switch s.Setting {
 		case "wal_compression":
@@ -184,20 +199,26 @@ func (w *WhatIf) placeCompressed(s *Scenario, rec *decode.Record) {
 		if !b.HasImage {
 			continue
 		}
-		var err error
-		w.page, err = w.dec.AppendPage(w.page[:0], rec, b)
-		if err != nil {
-			images += uint64(b.ImageLen)
-			continue
-		}
-		var method decode.Compression
-		for _, m := range whatIfMethods {
+		mi := 0
+		for k, m := range whatIfMethods {
 			if m.name == s.Value {
-				method = m.c
+				mi = k
 			}
 		}
+		var stored int
+		var compressed bool
+		if w.in.Images != nil && rec.FPILen > 0 && w.est[i] != nil {
+			stored, compressed = w.est[i].stored[mi], w.est[i].compressed[mi]
+		} else {
+			var err error
+			w.page, err = w.dec.AppendPage(w.page[:0], rec, b)
+			if err != nil {
+				images += uint64(b.ImageLen)
+				continue
+			}
+			stored, compressed = w.in.Sizer(w.page, int(b.HoleOffset), int(b.HoleLength), whatIfMethods[mi].c)
+		}
 		hole := b.HoleLength > 0
-		stored, compressed := w.in.Sizer(w.page, int(b.HoleOffset), int(b.HoleLength), method)
 		oldHdr := imageHeader(b.Compression != decode.CompressNone, hole)
 		newHdr := imageHeader(compressed, hole)
 		tot = tot - uint32(b.ImageLen) - oldHdr + uint32(stored) + newHdr

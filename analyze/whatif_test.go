@@ -190,3 +190,73 @@ func TestWhatIfWalLevel(t *testing.T) {
 		within(t, "wal_level=minimal record bytes (from logical)", est["wal_level=minimal"].RecordBytes, minimal.combined, 0.05)
 	}
 }
+
+// TestImagePipeline: a WhatIf fed by an ImagePipeline (two workers, few
+// images in flight, so the reader waits on the workers and the WhatIf on
+// both) gives exactly the sequential results, also when the WhatIf skips
+// records (as filters do) and when the pipeline stops early.
+func TestImagePipeline(t *testing.T) {
+	w := loadRun(t, "compression-off")
+	run := func(pipe bool, keep func(i int) bool, stopAfter int) []Scenario {
+		in := WhatIfInput{PageSize: 8192, SegSize: 1 << 20, BlockSize: 8192, WalLevel: 1, Start: w.start}
+		var rc decode.Recompressor
+		in.Sizer = rc.Estimate
+		if pipe {
+			src, err := xlog.OpenDir(w.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := xlog.NewReader(src, xlog.Options{Start: w.start, End: w.end, Timeline: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			dec := decode.NewDecoder(8192)
+			n := 0
+			next := func() (*decode.Record, error) {
+				if n++; stopAfter > 0 && n > stopAfter {
+					return nil, io.EOF
+				}
+				rec, err := r.Next()
+				if err != nil {
+					return nil, err
+				}
+				return dec.Decode(rec, 0)
+			}
+			in.Images = NewImagePipeline(next, 8192, func() ImageSizer { var rc decode.Recompressor; return rc.Estimate }, 2, 3)
+			defer in.Images.Close()
+		}
+		wi := NewWhatIf(in)
+		i := 0
+		w.each(t, w.start, func(d *decode.Record) {
+			if keep(i) {
+				wi.Add(d)
+			}
+			i++
+		})
+		actual, sc := wi.Results()
+		return append([]Scenario{actual}, sc...)
+	}
+	all := func(int) bool { return true }
+	odd := func(i int) bool { return i%3 != 1 }
+	for _, c := range []struct {
+		name      string
+		keep      func(int) bool
+		stopAfter int
+	}{{"all", all, 0}, {"skipping", odd, 0}, {"stopped", all, 2000}} {
+		seq, par := run(false, c.keep, 0), run(true, c.keep, c.stopAfter)
+		if len(seq) != len(par) {
+			t.Fatalf("%s: %d and %d scenarios", c.name, len(seq), len(par))
+		}
+		for k := range seq {
+			if seq[k].Setting != par[k].Setting || seq[k].Value != par[k].Value || seq[k].RecordBytes != par[k].RecordBytes ||
+				seq[k].WALBytes != par[k].WALBytes || seq[k].ImageBytes != par[k].ImageBytes {
+				t.Errorf("%s: %s=%s: pipeline %d/%d/%d, sequential %d/%d/%d", c.name, seq[k].Setting, seq[k].Value,
+					par[k].RecordBytes, par[k].WALBytes, par[k].ImageBytes, seq[k].RecordBytes, seq[k].WALBytes, seq[k].ImageBytes)
+			}
+		}
+		if seq[1].Setting != "wal_compression" || seq[2].ImageBytes >= seq[1].ImageBytes {
+			t.Errorf("%s: the compression scenarios estimate nothing: %+v %+v", c.name, seq[1], seq[2])
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -69,6 +70,33 @@ func whatifAction(c *cli.Context) error {
 	wi.DataLen = learner.Means()
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
+	// Images are rebuilt and recompressed on every core, ahead of the
+	// sequential estimate, by a reader of their own.
+	workers := runtime.GOMAXPROCS(0)
+	if j := c.Int("jobs"); j > 0 {
+		workers = j
+	}
+	if workers > 1 {
+		pr, err := xlog.NewReader(in.src, in.opts)
+		if err != nil {
+			return readerSetupError(err)
+		}
+		defer pr.Close()
+		pdec := decode.NewDecoder(dec.BlockSize)
+		var prev xlog.LSN
+		next := func() (*decode.Record, error) {
+			rec, err := pr.Next()
+			if err != nil {
+				return nil, err
+			}
+			d, err := pdec.Decode(rec, prev)
+			prev = rec.LSN
+			return d, err
+		}
+		newSizer := func() analyze.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
+		wi.Images = analyze.NewImagePipeline(next, dec.BlockSize, newSizer, workers, 1024)
+		defer wi.Images.Close()
+	}
 	w := analyze.NewWhatIf(wi)
 	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	defer stdout.Flush()
