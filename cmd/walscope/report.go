@@ -102,7 +102,8 @@ func reportAction(c *cli.Context) error {
 
 // collectReport reads the stream twice (a first pass for the redo points,
 // the timestamps' range, the wal_level and what-if's inputs; a second that
-// feeds every analysis) and verifies it.
+// feeds every analysis, with the what-if's images recompressed on every core
+// by a reader running ahead) and verifies it.
 func collectReport(name string, in *input, blcksz, workers int) (*export.ReportSide, error) {
 	side := &export.ReportSide{Name: name, BlockSize: blcksz, WalLevel: -1}
 	r, err := xlog.NewReader(in.src, in.opts)
@@ -174,6 +175,14 @@ func collectReport(name string, in *input, blcksz, workers int) (*export.ReportS
 	side.WalLevel = wi.WalLevel
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
+	if workers > 1 {
+		p, stop, err := startImagePipeline(in, dec.BlockSize, workers)
+		if err != nil {
+			return nil, err
+		}
+		wi.Images = p
+		defer stop()
+	}
 	w := analyze.NewWhatIf(wi)
 	b := analyze.NewBreakdown(bucketFor(tmax.Sub(tmin)), finder.Sorted(), start, end)
 	var st analyze.Stats

@@ -77,25 +77,12 @@ func whatifAction(c *cli.Context) error {
 		workers = j
 	}
 	if workers > 1 {
-		pr, err := xlog.NewReader(in.src, in.opts)
+		p, stop, err := startImagePipeline(in, dec.BlockSize, workers)
 		if err != nil {
-			return readerSetupError(err)
+			return err
 		}
-		defer pr.Close()
-		pdec := decode.NewDecoder(dec.BlockSize)
-		var prev xlog.LSN
-		next := func() (*decode.Record, error) {
-			rec, err := pr.Next()
-			if err != nil {
-				return nil, err
-			}
-			d, err := pdec.Decode(rec, prev)
-			prev = rec.LSN
-			return d, err
-		}
-		newSizer := func() analyze.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
-		wi.Images = analyze.NewImagePipeline(next, dec.BlockSize, newSizer, workers, 1024)
-		defer wi.Images.Close()
+		wi.Images = p
+		defer stop()
 	}
 	w := analyze.NewWhatIf(wi)
 	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
@@ -143,4 +130,28 @@ type whatifSink struct{ w *analyze.WhatIf }
 func (s whatifSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.w.Add(d)
 	return nil
+}
+
+// startImagePipeline starts an analyze.ImagePipeline over the input: a
+// reader of its own, workers recompressing images on every core. stop ends
+// it and closes its reader.
+func startImagePipeline(in *input, blockSize, workers int) (p *analyze.ImagePipeline, stop func(), err error) {
+	pr, err := xlog.NewReader(in.src, in.opts)
+	if err != nil {
+		return nil, nil, readerSetupError(err)
+	}
+	pdec := decode.NewDecoder(blockSize)
+	var prev xlog.LSN
+	next := func() (*decode.Record, error) {
+		rec, err := pr.Next()
+		if err != nil {
+			return nil, err
+		}
+		d, err := pdec.Decode(rec, prev)
+		prev = rec.LSN
+		return d, err
+	}
+	newSizer := func() analyze.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
+	p = analyze.NewImagePipeline(next, blockSize, newSizer, workers, 1024)
+	return p, func() { p.Close(); pr.Close() }, nil
 }
