@@ -56,6 +56,14 @@ mb=$(du -sm archive | cut -f1)
 (cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
 ws="$B/walscope"; pg="$bin/pg_waldump"
 echo "archive: $(echo "$segs" | wc -l) segments, $mb MB, $first .. $last; $(nproc) cores; $runs runs each"
+# The page cache's state changes both programs' times by a third: files
+# written by cp are cached in small pages, files read back by readahead in
+# large folios, which the kernel copies out faster. Start from the same
+# state on every machine: drop the cache (as root) and read the files once.
+if sync && echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; then
+  cat archive/* >/dev/null
+  echo "page cache dropped and filled again by reading the archive once"
+fi
 t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N); echo "$e - $s" | bc; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 pair() {
