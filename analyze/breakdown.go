@@ -214,8 +214,10 @@ func (b *Breakdown) Add(rec *decode.Record) {
 		b.created[xid] = append(b.created[xid], rel)
 	}
 	if isEnd {
-		if c := b.created[xid]; end.Commit && len(c) == 1 && len(end.DroppedRels) == 1 && c[0].DBOID == end.DroppedRels[0].DBOID {
-			b.Renamed[c[0]] = end.DroppedRels[0]
+		if end.Commit {
+			for nw, old := range pairRewrites(b.created[xid], end, rec.Version) {
+				b.Renamed[nw] = old
+			}
 		}
 		delete(b.created, xid)
 	}
@@ -296,6 +298,59 @@ func (b *Breakdown) rel(k RelKey) *RelVolume {
 		b.Relations[k] = rv
 	}
 	return rv
+}
+
+// pairRewrites pairs the main-fork files a committed transaction created
+// with those its commit dropped, where the order PostgreSQL does things in
+// tells which replaced which (real PostgreSQL 15 WAL, fixtures/rewrite):
+//
+//   - one file created and one dropped: a rewrite of one relation;
+//   - TRUNCATE, REINDEX, and any mix of them (RelationSetNewRelfilenumber
+//     for each relation, in turn): the commit lists the dropped files in the
+//     reverse order of the drops (smgr's pendingDeletes is a stack), so the
+//     reversed list pairs with the creations in order;
+//   - VACUUM FULL and CLUSTER: the new heap and its TOAST table and index are
+//     a transient relation, created first and named by OID in the commit's
+//     dropped statistics (15+); its deletion drops the old heap, TOAST table
+//     and index last, so they head the commit's list, in the creation order
+//     of the new ones; the indexes rebuilt between follow the TRUNCATE rule.
+//
+// Before 15, commits name no dropped statistics, and several files are not
+// paired (a VACUUM FULL would be mistaken for a TRUNCATE). Files of
+// different databases, or counts that differ, are not paired either.
+func pairRewrites(created []decode.RelFileLocator, end rmgr.XactEndInfo, v xlog.Version) map[decode.RelFileLocator]decode.RelFileLocator {
+	dropped := end.DroppedRels
+	if len(created) == 0 || len(created) != len(dropped) || len(created) > 1 && v < xlog.V15 {
+		return nil
+	}
+	transient := map[uint64]bool{}
+	for _, st := range end.DroppedStats {
+		if st.Kind == rmgr.StatsKindRelation {
+			transient[st.ObjID] = true
+		}
+	}
+	var group, rest []decode.RelFileLocator
+	for _, c := range created {
+		if transient[uint64(c.RelNumber)] && len(created) > 1 {
+			group = append(group, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	pairs := make(map[decode.RelFileLocator]decode.RelFileLocator, len(created))
+	for i, c := range group {
+		pairs[c] = dropped[i]
+	}
+	tail := dropped[len(group):]
+	for i, c := range rest {
+		pairs[c] = tail[len(tail)-1-i]
+	}
+	for nw, old := range pairs {
+		if nw.DBOID != old.DBOID {
+			return nil
+		}
+	}
+	return pairs
 }
 
 // Original follows Renamed back to the relation file a catalog export may

@@ -401,18 +401,33 @@ func xactDesc(dst []byte, rec *decode.Record) []byte {
 // COMMIT_PREPARED or ABORT_PREPARED record (xl_xact_commit / xl_xact_abort
 // and their xinfo sub-records, src/include/access/xact.h).
 type XactEndInfo struct {
-	Commit        bool      // COMMIT or COMMIT_PREPARED
-	Prepared      bool      // COMMIT_PREPARED or ABORT_PREPARED
-	Time          time.Time // xact_time, in UTC
-	XID           xlog.XID  // the record's xl_xid, or the prepared transaction's xid for *_PREPARED
-	Subxacts      []xlog.XID
-	DroppedRels   []decode.RelFileLocator
+	Commit      bool      // COMMIT or COMMIT_PREPARED
+	Prepared    bool      // COMMIT_PREPARED or ABORT_PREPARED
+	Time        time.Time // xact_time, in UTC
+	XID         xlog.XID  // the record's xl_xid, or the prepared transaction's xid for *_PREPARED
+	Subxacts    []xlog.XID
+	DroppedRels []decode.RelFileLocator
+	// DroppedStats are the statistics objects dropped with the commit or
+	// abort (15+): xl_xact_stats_item, in the record's order.
+	DroppedStats  []DroppedStat
 	Invalidations int // number of invalidation messages (commits only)
 	GID           string
 	HasOrigin     bool
 	OriginLSN     xlog.LSN
 	OriginTime    time.Time // in UTC; zero without an origin
 }
+
+// DroppedStat mirrors xl_xact_stats_item (15+): a statistics entry dropped
+// at commit or abort. Kind is PgStat_Kind (2: a relation, whose ObjID is the
+// relation's OID); ObjID is 64 bits from 18.
+type DroppedStat struct {
+	Kind  int32
+	DBOID uint32
+	ObjID uint64
+}
+
+// StatsKindRelation is PGSTAT_KIND_RELATION (15+).
+const StatsKindRelation = 2
 
 // XactEnd decodes a COMMIT, ABORT, COMMIT_PREPARED or ABORT_PREPARED record.
 // ok is false for any other record or a payload shorter than its header
@@ -453,6 +468,15 @@ func XactEnd(rec *decode.Record) (XactEndInfo, bool) {
 		e.DroppedRels = make([]decode.RelFileLocator, n)
 		for i := range e.DroppedRels {
 			e.DroppedRels[i] = xactRel(p.rels, xactRelSize*i)
+		}
+	}
+	if size := xactStatsItemSize(rec.Version); p.nstats > 0 && size > 0 {
+		for i := 0; i+size <= len(p.stats); i += size {
+			st := DroppedStat{Kind: int32(xlogLE32(p.stats, i)), DBOID: xlogLE32(p.stats, i+4), ObjID: uint64(xlogLE32(p.stats, i+8))}
+			if size == 16 {
+				st.ObjID |= uint64(xlogLE32(p.stats, i+12)) << 32
+			}
+			e.DroppedStats = append(e.DroppedStats, st)
 		}
 	}
 	if p.nmsgs > 0 {

@@ -180,6 +180,7 @@ func TestXactEnd(t *testing.T) {
 		XID:           1234,
 		Subxacts:      []xlog.XID{801, 802},
 		DroppedRels:   []decode.RelFileLocator{{SpcOID: 1663, DBOID: 5, RelNumber: 16384}, {SpcOID: 1700, DBOID: 5, RelNumber: 16390}},
+		DroppedStats:  []DroppedStat{{Kind: StatsKindRelation, DBOID: 5, ObjID: 1<<32 | 2}}, // 18: objid_lo, objid_hi
 		Invalidations: 2,
 		HasOrigin:     true,
 		OriginLSN:     0xABCDEF,
@@ -187,6 +188,13 @@ func TestXactEnd(t *testing.T) {
 	}
 	if !ok || !reflect.DeepEqual(e, want) {
 		t.Errorf("XactEnd(COMMIT) = %+v, %v\nwant %+v", e, ok, want)
+	}
+	// 15 to 17: 12-byte items; 14: none.
+	for v, stats := range map[xlog.Version][]DroppedStat{xlog.V15: {{Kind: StatsKindRelation, DBOID: 5, ObjID: 16384}}, xlog.V14: nil} {
+		e, ok := XactEnd(xlogTestRecord(v, xlog.RmgrTransaction, 0x80, xactTestCommit(v)))
+		if !ok || !reflect.DeepEqual(e.DroppedStats, stats) || len(e.DroppedRels) != 2 || e.Invalidations != 2 {
+			t.Errorf("XactEnd(COMMIT), %v: dropped stats %+v, rels %d, invals %d; want %+v, 2, 2", v, e.DroppedStats, len(e.DroppedRels), e.Invalidations, stats)
+		}
 	}
 
 	ts, _ := xlogTestStamp(xactTestAt, 0)

@@ -42,3 +42,58 @@ func TestRelationCatalog(t *testing.T) {
 		t.Fatalf("exit %d; relation %s not named after %s:\n%s", code, newRel, oldRel, out)
 	}
 }
+
+// TestRelationRewrites: over real PostgreSQL 15 WAL of VACUUM FULL, TRUNCATE,
+// CLUSTER and REINDEX of tables with indexes and TOAST tables
+// (fixtures/rewrite), every new relation file the relation breakdown shows
+// is named after the file its relation had at the start, as the catalog
+// says (relfilenodes.csv, read from pg_class after each command).
+func TestRelationRewrites(t *testing.T) {
+	root := testwal.Root(t)
+	dir := testwal.Extract(t, testwal.Set{Name: "fixtures/rewrite", Dir: filepath.Join(root, "fixtures", "rewrite")})
+	truth, err := os.ReadFile(filepath.Join(root, "fixtures", "rewrite", "relfilenodes.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := map[string]string{} // relation -> its file at the start
+	relOf := map[string]string{} // file -> relation
+	for _, l := range strings.Split(strings.TrimSpace(string(truth)), "\n")[1:] {
+		f := strings.Split(l, ",")
+		if f[0] == "start" {
+			start[f[1]] = f[2]
+		}
+		relOf[f[2]] = f[1]
+	}
+	out, _, code := walscope(t, "", "stats", "--by", "relation", "--format", "csv", filepath.Join(dir, "archive"))
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	checked := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Split(l, ",")
+		if len(f) < 3 {
+			continue
+		}
+		path := strings.Split(f[0], "/")
+		file := path[len(path)-1]
+		rel, ok := relOf[file]
+		if !ok || start[rel] == file {
+			if strings.Contains(f[2], "(replaced ") {
+				t.Errorf("%s (%s) is said to have replaced a file: %q", file, rel, f[2])
+			}
+			continue
+		}
+		want := "(replaced " + start[rel] + ")"
+		if !strings.Contains(f[2], want) {
+			t.Errorf("%s, a new file of %s: %q, want %s", file, rel, f[2], want)
+		}
+		checked[rel] = true
+	}
+	// t, its TOAST index, t_pkey, t_w (four commands), u, its TOAST index
+	// and u_pkey have WAL of their own after being rewritten.
+	for _, rel := range []string{"t", "t_pkey", "t_w", "u", "u_pkey", "pg_toast.pg_toast_16384_index", "pg_toast.pg_toast_16392_index"} {
+		if !checked[rel] {
+			t.Errorf("no rewritten file of %s in the breakdown", rel)
+		}
+	}
+}
