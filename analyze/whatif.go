@@ -56,7 +56,7 @@ type WhatIf struct {
 	dec       *decode.Decoder
 	page      []byte
 	est       []*imageEstimate // the record's images from in.Images, by block index
-	meanImage float64 // running mean of stored image bytes, for images a scenario adds
+	meanImage float64          // running mean of stored image bytes, for images a scenario adds
 	images    uint64
 }
 

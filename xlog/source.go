@@ -78,7 +78,6 @@ func OpenDir(dir string) (*DirSource, error) {
 	return s, nil
 }
 
-
 func (s *DirSource) add(path string, e fs.DirEntry) bool {
 	base := filepath.Base(path)
 	if tli, ok := parseHistoryName(base); ok {

@@ -133,6 +133,13 @@ func (s *Source) Open(f xlog.SegmentFile) (xlog.File, error) {
 		return nil, err
 	}
 	br := bufio.NewReaderSize(fh, 64<<10)
+	if mf, ok, err := s.openZstdWhole(e, br); ok {
+		fh.Close()
+		if err != nil {
+			return nil, err
+		}
+		return mf, nil
+	}
 	st, err := openStream(br, e.key, kindSegment)
 	if err != nil {
 		fh.Close()
