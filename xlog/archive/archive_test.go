@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/zstd"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -512,5 +513,67 @@ func TestReaderOverLayouts(t *testing.T) {
 		if len(got) != len(want) || got[len(got)-1] != want[len(want)-1] {
 			t.Fatalf("%s: %d records, want %d", p, len(got), len(want))
 		}
+	}
+}
+
+// TestZstdWhole: zstd files whose frames declare their size are
+// decompressed in one call (archive_command's `zstd FILE` writes them):
+// one frame or several, refused when they decompress past the segment size
+// of their long header (declared or not) without allocating the excess, and
+// reported as corrupt when damaged.
+func TestZstdWhole(t *testing.T) {
+	seg := readFile(t, filepath.Join(sample(t), "000000010000000000000006"))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(b []byte) []byte { return enc.EncodeAll(b, nil) }
+	if h := new(zstd.Header); h.Decode(frame(seg)) != nil || !h.HasFCS || h.FrameContentSize != uint64(len(seg)) {
+		t.Fatalf("the encoder does not declare the content size: %+v", h)
+	}
+	damaged := frame(seg)
+	damaged[len(damaged)/2] ^= 0x55
+	cases := []struct {
+		name string
+		file []byte
+		want error // nil: the segment
+	}{
+		{"one frame", frame(seg), nil},
+		{"two frames", append(frame(seg[:300000]), frame(seg[300000:])...), nil},
+		{"declared bomb", frame(append(append([]byte{}, seg...), make([]byte, 96<<20)...)), archive.ErrTooLarge},
+		{"more frames than the segment", append(frame(seg), frame(make([]byte, 2<<20))...), archive.ErrTooLarge},
+		{"damaged", damaged, archive.ErrCorrupt},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "000000010000000000000006.zst")
+			if err := os.WriteFile(p, c.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := archive.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			got, err := readSegment(t, src, src.Segments()[0])
+			runtime.ReadMemStats(&after)
+			if c.want == nil {
+				if err != nil || !bytes.Equal(got, seg) {
+					t.Fatalf("err %v, %d bytes; want the %d bytes of the segment", err, len(got), len(seg))
+				}
+				return
+			}
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("err %v; want %v naming %s", err, c.want, p)
+			}
+			// The compressed file, a 1 MB segment's buffer and the decoders'
+			// windows: never the 97 MB the bomb declares.
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+				t.Errorf("allocated %d bytes", alloc)
+			}
+		})
 	}
 }
