@@ -491,7 +491,7 @@ restart:
 	var raw []byte
 	var spanCRC uint32
 	spanning := false
-	startSeg := r.seg
+	startTLI, startName := r.seg.tli, r.seg.name // the segment the record starts in
 	avail := r.pageSize - targetRecOff
 	if totalLen > avail {
 		// The record continues on following pages: reassemble it.
@@ -587,19 +587,16 @@ restart:
 		r.next -= r.next % ss
 	}
 	r.prev = recPtr
-	r.rec = Record{
-		LSN:      recPtr,
-		EndLSN:   r.next,
-		Header:   hdr,
-		Raw:      raw,
-		TLI:      startSeg.tli,
-		Version:  r.version,
-		PageSize: r.pageSize,
-		SegSize:  r.segSize,
-		Segment:  startSeg.name,
-		Aborted:  r.aborted,
+	// Field by field: the record is rewritten for every record read, and
+	// the geometry fields only change with the reader.
+	rec := &r.rec
+	rec.LSN, rec.EndLSN, rec.Header, rec.Raw = recPtr, r.next, hdr, raw
+	rec.TLI, rec.Version, rec.PageSize, rec.SegSize = startTLI, r.version, r.pageSize, r.segSize
+	if rec.Segment != startName {
+		rec.Segment = startName
 	}
-	return &r.rec, nil
+	rec.Aborted = r.aborted
+	return rec, nil
 }
 
 // validateHeader mirrors ValidXLogRecordHeader.
