@@ -26,6 +26,14 @@ func (v *Volume) add(rec *decode.Record, images uint64) {
 	v.ImageBytes += uint64(rec.FPILen)
 }
 
+func (v *Volume) plus(o Volume) {
+	v.Records += o.Records
+	v.RecordBytes += o.RecordBytes
+	v.WALBytes += o.WALBytes
+	v.Images += o.Images
+	v.ImageBytes += o.ImageBytes
+}
+
 // RelKey names a relation fork.
 type RelKey struct {
 	decode.RelFileLocator
@@ -106,6 +114,33 @@ type Breakdown struct {
 	segVol, tliVol *Volume
 	segNo          uint64
 	segTLI         xlog.TimeLineID
+	// A part (NewPart) reads one span of the stream; what needs the WAL
+	// before it is kept for Merge: the records before its first timestamp
+	// (lead, and the bucket that timestamp opened), the files created and
+	// the transaction ends in order (rel), and the ends with
+	// subtransactions (folds).
+	part      bool
+	lead      Volume
+	firstKey  int64
+	dated     bool
+	relEvents []relEvent
+	folds     []xidFold
+}
+
+// relEvent is a main-fork file created by a transaction, or a transaction's
+// commit (end set), in WAL order.
+type relEvent struct {
+	xid       xlog.XID
+	created   decode.RelFileLocator
+	end       *rmgr.XactEndInfo
+	closeOnly bool // an end that pairs nothing (an abort, or no file dropped)
+	version   xlog.Version
+}
+
+// xidFold is a transaction end naming subtransactions.
+type xidFold struct {
+	xid  xlog.XID
+	subs []xlog.XID
 }
 
 // NewBreakdown returns an empty breakdown with time buckets of the given width
@@ -133,6 +168,131 @@ func NewBreakdown(bucket time.Duration, redo []Cycle, start, end xlog.LSN) *Brea
 	}
 	b.Cycles[len(b.Cycles)-1].End = end
 	return b
+}
+
+// NewPart returns an empty breakdown for one span of b's stream, with b's
+// cycles and time buckets, to be merged into b with Merge, span after span
+// in WAL order. Parts may be filled concurrently.
+func (b *Breakdown) NewPart() *Breakdown {
+	p := &Breakdown{
+		Relations: map[RelKey]*RelVolume{}, Segments: map[string]*Volume{}, Timelines: map[xlog.TimeLineID]*Volume{},
+		Xids: map[xlog.XID]*XidVolume{}, Buckets: map[int64]*TimeBucket{}, Bucket: b.Bucket, topOf: map[xlog.XID]xlog.XID{},
+		created: map[xlog.XID][]decode.RelFileLocator{}, Renamed: map[decode.RelFileLocator]decode.RelFileLocator{},
+		part: true,
+	}
+	for _, c := range b.Cycles {
+		pc := *c
+		pc.Volume, pc.Tenths, pc.blocks = Volume{}, [10]uint64{}, map[blockKey]struct{}{}
+		p.Cycles = append(p.Cycles, &pc)
+	}
+	return p
+}
+
+// Merge adds part p, the span of the stream that follows what b holds.
+func (b *Breakdown) Merge(p *Breakdown) {
+	b.Total.plus(p.Total)
+	b.NoRel.plus(p.NoRel)
+	for k, v := range p.Relations {
+		b.rel(k).plus(v.Volume)
+	}
+	for k, v := range p.Segments {
+		if b.Segments[k] == nil {
+			b.Segments[k] = &Volume{}
+		}
+		b.Segments[k].plus(*v)
+	}
+	for k, v := range p.Timelines {
+		if b.Timelines[k] == nil {
+			b.Timelines[k] = &Volume{}
+		}
+		b.Timelines[k].plus(*v)
+	}
+	b.segVol = nil
+	for i, c := range p.Cycles {
+		bc := b.Cycles[i]
+		bc.plus(c.Volume)
+		for k := range c.Tenths {
+			bc.Tenths[k] += c.Tenths[k]
+		}
+		for k := range c.blocks {
+			bc.blocks[k] = struct{}{}
+		}
+	}
+	// Transactions: the part's records of a subtransaction whose top level
+	// only an earlier part named go to the top level; then the part's ends
+	// fold the earlier parts' subtransactions in.
+	for xid, v := range p.Xids {
+		if top, ok := b.topOf[xid]; ok && top != xid {
+			xid = top
+		}
+		xv := b.Xids[xid]
+		if xv == nil {
+			xv = &XidVolume{XID: xid}
+			b.Xids[xid] = xv
+		}
+		xv.plus(v.Volume)
+		if v.Ended {
+			xv.Ended, xv.Commit, xv.Time = true, v.Commit, v.Time
+		}
+	}
+	for k, v := range p.topOf {
+		b.topOf[k] = v
+	}
+	for _, f := range p.folds {
+		xv := b.Xids[f.xid]
+		for _, s := range f.subs {
+			if sv := b.Xids[s]; sv != nil && s != f.xid && xv != nil {
+				xv.plus(sv.Volume)
+				delete(b.Xids, s)
+			}
+		}
+	}
+	// Relation files replaced: creations and commits in order.
+	for _, e := range p.relEvents {
+		b.relEvent(e)
+	}
+	// Time: the part's records before its first timestamp belong to the
+	// bucket of the last timestamp before the part.
+	if !b.lastTime.IsZero() {
+		b.Buckets[b.lastTime.Truncate(b.Bucket).Unix()].plus(p.lead)
+	} else {
+		b.undated.plus(p.lead)
+	}
+	for k, tb := range p.Buckets {
+		bt := b.Buckets[k]
+		if bt == nil {
+			bt = &TimeBucket{Start: tb.Start}
+			b.Buckets[k] = bt
+		}
+		bt.plus(tb.Volume)
+		bt.Commits += tb.Commits
+	}
+	if p.dated && b.undated.Records > 0 {
+		// WAL before the first timestamp belongs to the first bucket.
+		b.Buckets[p.firstKey].plus(b.undated)
+		b.undated = Volume{}
+	}
+	if !p.lastTime.IsZero() {
+		b.lastTime = p.lastTime
+	}
+}
+
+// relEvent applies a creation or a commit to the pairing of replaced files.
+func (b *Breakdown) relEvent(e relEvent) {
+	if e.closeOnly {
+		delete(b.created, e.xid)
+		return
+	}
+	if e.end == nil {
+		b.created[e.xid] = append(b.created[e.xid], e.created)
+		return
+	}
+	if e.end.Commit {
+		for nw, old := range pairRewrites(b.created[e.xid], *e.end, e.version) {
+			b.Renamed[nw] = old
+		}
+	}
+	delete(b.created, e.xid)
 }
 
 // FindRedoPoints returns, in LSN order, the redo points of the checkpoint
@@ -220,15 +380,27 @@ func (b *Breakdown) Add(rec *decode.Record) {
 		xid = top
 	}
 	if rel, fork, ok := rmgr.SmgrCreate(rec); ok && fork == decode.ForkMain && xid != 0 {
-		b.created[xid] = append(b.created[xid], rel)
+		e := relEvent{xid: xid, created: rel}
+		if b.part {
+			b.relEvents = append(b.relEvents, e)
+		} else {
+			b.relEvent(e)
+		}
 	}
 	if isEnd {
-		if end.Commit {
-			for nw, old := range pairRewrites(b.created[xid], end, rec.Version) {
-				b.Renamed[nw] = old
-			}
+		e := relEvent{xid: xid, closeOnly: true, version: rec.Version}
+		if end.Commit && len(end.DroppedRels) > 0 {
+			ec := end
+			e.end, e.closeOnly = &ec, false
 		}
-		delete(b.created, xid)
+		if b.part {
+			b.relEvents = append(b.relEvents, e)
+		} else {
+			b.relEvent(e)
+		}
+		if b.part && len(end.Subxacts) > 0 {
+			b.folds = append(b.folds, xidFold{xid: xid, subs: end.Subxacts})
+		}
 	}
 	if xid != 0 {
 		xv := b.Xids[xid]
@@ -263,13 +435,20 @@ func (b *Breakdown) Add(rec *decode.Record) {
 		b.lastTime = ts
 	}
 	if b.lastTime.IsZero() {
-		b.undated.add(rec, images)
+		if b.part {
+			b.lead.add(rec, images)
+		} else {
+			b.undated.add(rec, images)
+		}
 	} else {
 		k := b.lastTime.Truncate(b.Bucket).Unix()
 		tb := b.Buckets[k]
 		if tb == nil {
 			tb = &TimeBucket{Start: time.Unix(k, 0).UTC()}
 			b.Buckets[k] = tb
+			if !b.dated {
+				b.dated, b.firstKey = true, k
+			}
 			if b.undated.Records > 0 {
 				// WAL before the first timestamp belongs to the first bucket.
 				tb.Volume = b.undated

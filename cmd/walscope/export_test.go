@@ -199,8 +199,17 @@ func BenchmarkExportRecords(b *testing.B) {
 // distinct blocks and image bytes per tenth as `stats --by checkpoint`.
 func TestExportCheckpointsMatchStats(t *testing.T) {
 	root := testwal.Root(t)
-	dir := testwal.Extract(t, testwal.Set{Name: "fixtures/whatif/checkpoint-every-500", Dir: filepath.Join(root, "fixtures", "whatif", "checkpoint-every-500")})
-	archive := filepath.Join(dir, "archive")
+	// checkpoints every 500 transactions; data checksums (XLOG FPI_FOR_HINT
+	// records, which span pages) and a timeline switch; logical and zstd
+	for _, name := range []string{"whatif/checkpoint-every-500", "pg15-replica-pglz-k-tl", "pg15-logical-zstd-k"} {
+		t.Run(name, func(t *testing.T) {
+			dir := testwal.Extract(t, testwal.Set{Name: "fixtures/" + name, Dir: filepath.Join(root, "fixtures", name)})
+			checkpointsMatchStats(t, filepath.Join(dir, "archive"))
+		})
+	}
+}
+
+func checkpointsMatchStats(t *testing.T, archive string) {
 	var js, stderr strings.Builder
 	if code := run([]string{"walscope", "stats", "--by", "checkpoint", "--format", "json", archive}, &js, &stderr); code != 0 {
 		t.Fatalf("stats: %s", stderr.String())
@@ -231,7 +240,7 @@ func TestExportCheckpointsMatchStats(t *testing.T) {
 		byRedo[xlog.LSN(redo).String()] = r
 	}
 	if len(cycles) < 4 {
-		t.Fatalf("%d cycles in stats; the fixture checkpoints every 500 transactions", len(cycles))
+		t.Fatalf("%d cycles in stats; the fixtures have more checkpoints", len(cycles))
 	}
 	keys := []string{"records", "record_bytes", "wal_bytes", "images", "image_bytes", "distinct_blocks_imaged"}
 	for k := 1; k <= 10; k++ {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -20,6 +21,7 @@ func statsCommand() *cli.Command {
 		&cli.IntFlag{Name: "top", Usage: "with --by xid or relation, show only the `N` largest (xid: 20 by default)"},
 		&cli.StringFlag{Name: "catalog", Usage: "with --by relation, name relations from `FILE`, a CSV export of pg_class (see README)"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text (pg_waldump's table), json or csv"},
+		&cli.IntFlag{Name: "span-bytes", Value: 32 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span"},
 	)
 	return &cli.Command{
 		Name:      "stats",
@@ -50,7 +52,7 @@ func statsAction(c *cli.Context) error {
 	var st analyze.Stats
 	quiet := c.Bool("quiet")
 	return scan(c, stdout, scanPlan{
-		spanBytes:   32 << 20,
+		spanBytes:   max(1, c.Int("span-bytes")),
 		headersOnly: true, // counting needs the headers only
 		newSink:     func(bool) recordSink { return &statsSink{} },
 		merge: func(s recordSink) error {
@@ -85,9 +87,10 @@ func (s *statsSink) record(_ *decode.Decoder, d *decode.Record) error {
 }
 
 // breakdownAction aggregates by relation, checkpoint cycle, time bucket,
-// transaction, segment or timeline: one reader, in WAL order (transactions
-// and cycles span any cut), with a first pass for the redo points when the
-// checkpoint cycles are asked for.
+// transaction, segment or timeline: spans read on every core into parts
+// merged in WAL order (what crosses a cut, transactions and the time of the
+// records before a span's first timestamp, is settled by the merge), with a
+// first pass for the redo points when the checkpoint cycles are asked for.
 func breakdownAction(c *cli.Context, by string) error {
 	format := c.String("format")
 	if format != "text" && format != "json" && format != "csv" {
@@ -116,31 +119,21 @@ func breakdownAction(c *cli.Context, by string) error {
 		if err != nil {
 			return err
 		}
-		// Checkpoint records are far below HeadersOnlyKeep: kept whole.
-		opts := in.opts
-		opts.HeadersOnly = true
-		r, err := xlog.NewReader(in.src, opts)
+		r, err := xlog.NewReader(in.src, in.opts)
 		if err != nil {
 			return readerSetupError(err)
 		}
-		dec := decode.NewDecoder(c.Int("blcksz"))
-		var finder analyze.RedoFinder
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				break // the second pass reports how the WAL ends
-			}
-			if start == 0 {
-				start = rec.LSN
-			}
-			if rec.Header.Rmid == xlog.RmgrXLOG {
-				if d, err := dec.Decode(rec, 0); err == nil {
-					finder.Add(d)
-				}
-			}
+		workers := runtime.GOMAXPROCS(0)
+		if j := c.Int("jobs"); j > 0 {
+			workers = j
 		}
-		end = r.EndLSN()
+		var finders []analyze.RedoFinder
+		finders, start, end = xlogPass(in, r, c.Int("blcksz"), workers, false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
 		r.Close()
+		var finder analyze.RedoFinder
+		for _, f := range finders {
+			finder.Points = append(finder.Points, f.Points...)
+		}
 		redo = finder.Sorted()
 	}
 	b := analyze.NewBreakdown(bucket, redo, start, end)
@@ -152,9 +145,19 @@ func breakdownAction(c *cli.Context, by string) error {
 		top = 20
 	}
 	return scan(c, stdout, scanPlan{
-		sequential: true,
-		newSink:    func(bool) recordSink { return breakdownSink{b} },
-		merge:      func(recordSink) error { return nil },
+		spanBytes: max(1, c.Int("span-bytes")),
+		newSink: func(direct bool) recordSink {
+			if direct {
+				return breakdownSink{b}
+			}
+			return breakdownSink{b.NewPart()}
+		},
+		merge: func(rs recordSink) error {
+			if p := rs.(breakdownSink).b; p != b {
+				b.Merge(p)
+			}
+			return nil
+		},
 		done: func(xlog.LSN, xlog.Version) error {
 			if quiet {
 				return nil
