@@ -134,3 +134,34 @@ func TestBreakdownPartsEqualSequential(t *testing.T) {
 		})
 	}
 }
+
+// TestBreakdownPartsOnDamage: over every case of the corruption catalogue,
+// the breakdowns read in spans of one segment print what one reader prints,
+// end with the same message and exit with the same code (the merge stops at
+// the first span that ended on a problem, as the reader does).
+func TestBreakdownPartsOnDamage(t *testing.T) {
+	root := testwal.Root(t)
+	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
+	if len(cases) < 15 {
+		t.Fatalf("only %d catalogue cases", len(cases))
+	}
+	for _, tarball := range cases {
+		t.Run(filepath.Base(filepath.Dir(tarball)), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := testwal.UntarZstd(tarball, dir); err != nil {
+				t.Fatal(err)
+			}
+			for _, by := range []string{"relation", "checkpoint", "time", "xid"} {
+				args := []string{"stats", "--by", by, "--format", "csv", "--bucket", "1s"}
+				seq, seqErr, seqCode := walscope(t, "", append(args, "-j", "1", dir)...)
+				par, parErr, parCode := walscope(t, "", append(args, "-j", "3", "--span-bytes", "1", dir)...)
+				if seqCode == 2 || !strings.Contains(seqErr, "walscope: ") {
+					t.Fatalf("--by %s: exit %d: %q", by, seqCode, seqErr)
+				}
+				if par != seq || parErr != seqErr || parCode != seqCode {
+					t.Errorf("--by %s: spans exit %d, %q; one reader exit %d, %q (outputs equal: %v)", by, parCode, parErr, seqCode, seqErr, par == seq)
+				}
+			}
+		})
+	}
+}
