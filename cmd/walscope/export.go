@@ -166,7 +166,7 @@ func exportAction(c *cli.Context) error {
 func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.CycleInfo {
 	// The export's tenths of the last cycle wait for the end of its own
 	// reading: this pass need not check the CRC of records it skips.
-	finders, start, _ := xlogPass(in, r, blockSize, workers, true, func(f *export.CycleFinder, d *decode.Record) { f.Add(d) })
+	finders, start, _ := xlogPass(in, r, blockSize, workers, 64<<20, true, func(f *export.CycleFinder, d *decode.Record) { f.Add(d) })
 	var all export.CycleFinder
 	for i := range finders {
 		all.Append(&finders[i])
@@ -175,17 +175,17 @@ func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.Cycl
 }
 
 // xlogPass is a first pass over the stream for its XLOG records
-// (checkpoints, parameter changes): spans of 64 MB read on every core,
+// (checkpoints, parameter changes): spans of spanBytes read on every core,
 // headers only, each XLOG record handed to add with its span's T. With
 // skipCRC only the XLOG records are checked against their CRC (the command's
 // own reading checks every record); without, every record is, and the end
 // is where a full read stops. It returns the spans' Ts in WAL order, the
 // first record's LSN and where reading stopped (the end of the WAL, or its
 // first problem).
-func xlogPass[T any](in *input, r *xlog.Reader, blockSize, workers int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
+func xlogPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
 	var spans []xlog.Span
 	if workers > 1 {
-		spans = r.Spans(max(1, (64<<20)/int(r.SegmentSize())))
+		spans = r.Spans(max(1, spanBytes/int(r.SegmentSize())))
 	}
 	if len(spans) <= 1 {
 		spans = []xlog.Span{{Start: in.opts.Start}}

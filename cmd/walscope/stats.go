@@ -128,7 +128,7 @@ func breakdownAction(c *cli.Context, by string) error {
 			workers = j
 		}
 		var finders []analyze.RedoFinder
-		finders, start, end = xlogPass(in, r, c.Int("blcksz"), workers, false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
+		finders, start, end = xlogPass(in, r, c.Int("blcksz"), workers, max(1, 2*c.Int("span-bytes")), false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
 		r.Close()
 		var finder analyze.RedoFinder
 		for _, f := range finders {
