@@ -2,7 +2,8 @@
 # bench-export.sh [RUNS] — records per second of `walscope export` and its
 # peak memory, on WAL dense in records.
 #
-# Generates (once; kept in $BENCH_DIR, default /tmp/walscope-dense) a pgbench
+# Generates (once, with scripts/pgbench-archive.sh; kept in $BENCH_DIR, default
+# /tmp/walscope-dense) a pgbench
 # archive with Debian's postgresql-15: 16 MB segments, wal_level replica,
 # wal_compression lz4, pgbench -i -s 10, a checkpoint, then 90 s of the
 # TPC-B-like pgbench script on 4 clients: about 1.1 million records in 225 MB,
@@ -15,38 +16,8 @@ set -euo pipefail
 runs=${1:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=${BENCH_DIR:-/tmp/walscope-dense}
-bin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-if [ ! -x "$bin/pgbench" ]; then
-  apt-get update -qq && apt-get install -y -qq postgresql-15 >/dev/null
-  bin=/usr/lib/postgresql/15/bin
-fi
-command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
-mkdir -p "$B"
-if [ ! -f "$B/archive.done" ]; then
-  rm -rf "$B/data" "$B/archive" "$B/sock"; mkdir -p "$B/archive" "$B/sock"; chown -R postgres "$B"
-  su postgres -s /bin/bash -c "$bin/initdb -D $B/data -A trust -U postgres >$B/initdb.log"
-  cat >> "$B/data/postgresql.conf" <<CONF
-port = 55498
-listen_addresses = ''
-unix_socket_directories = '$B/sock'
-wal_level = replica
-archive_mode = on
-archive_command = 'cp %p $B/archive/%f'
-max_wal_size = 4GB
-checkpoint_timeout = 120s
-wal_compression = lz4
-CONF
-  trap 'su postgres -s /bin/bash -c "$bin/pg_ctl -D $B/data -m fast -w stop" >/dev/null 2>&1 || true' EXIT
-  su postgres -s /bin/bash -c "$bin/pg_ctl -D $B/data -l $B/server.log -w start" >/dev/null
-  su postgres -s /bin/bash -c "$bin/pgbench -h $B/sock -p 55498 -U postgres -i -s 10 postgres" >/dev/null 2>&1
-  su postgres -s /bin/bash -c "$bin/psql -h $B/sock -p 55498 -U postgres -qc checkpoint"
-  su postgres -s /bin/bash -c "$bin/pgbench -h $B/sock -p 55498 -U postgres -c 4 -j 2 -T 90 postgres" >/dev/null 2>&1
-  su postgres -s /bin/bash -c "$bin/psql -h $B/sock -p 55498 -U postgres -qc 'select pg_switch_wal()'" >/dev/null
-  sleep 3
-  su postgres -s /bin/bash -c "$bin/pg_ctl -D $B/data -m fast -w stop" >/dev/null
-  trap - EXIT
-  touch "$B/archive.done"
-fi
+. "$root/scripts/pgbench-archive.sh"
+pgbench_archive "$B" 55498 10 4 90 "checkpoint_timeout = 120s" "wal_compression = lz4"
 (cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
 ws="$B/walscope"
 cd "$B"

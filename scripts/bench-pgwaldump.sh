@@ -18,37 +18,8 @@ set -euo pipefail
 runs=${1:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=${BENCH_DIR:-/tmp/walscope-bench}
-bin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-if [ ! -x "$bin/pg_waldump" ]; then
-  apt-get update -qq && apt-get install -y -qq postgresql-15 >/dev/null
-  bin=/usr/lib/postgresql/15/bin
-fi
-command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
-command -v zstd >/dev/null || { apt-get update -qq && apt-get install -y -qq zstd >/dev/null; }
-mkdir -p "$B"
-if [ ! -f "$B/archive.done" ]; then
-  rm -rf "$B/data" "$B/archive" "$B/sock"; mkdir -p "$B/archive" "$B/sock"; chown -R postgres "$B"
-  su postgres -s /bin/bash -c "$bin/initdb -D $B/data -A trust -U postgres >$B/initdb.log"
-  cat >> "$B/data/postgresql.conf" <<CONF
-port = 55499
-listen_addresses = ''
-unix_socket_directories = '$B/sock'
-wal_level = replica
-archive_mode = on
-archive_command = 'cp %p $B/archive/%f'
-max_wal_size = 4GB
-checkpoint_timeout = 60s
-CONF
-  trap 'su postgres -s /bin/bash -c "$bin/pg_ctl -D $B/data -m fast -w stop" >/dev/null 2>&1 || true' EXIT
-  su postgres -s /bin/bash -c "$bin/pg_ctl -D $B/data -l $B/server.log -w start" >/dev/null
-  su postgres -s /bin/bash -c "$bin/pgbench -h $B/sock -p 55499 -U postgres -i -s 50 postgres" >/dev/null 2>&1
-  su postgres -s /bin/bash -c "$bin/pgbench -h $B/sock -p 55499 -U postgres -c 2 -j 2 -T 60 postgres" >/dev/null 2>&1
-  su postgres -s /bin/bash -c "$bin/psql -h $B/sock -p 55499 -U postgres -qc 'select pg_switch_wal()'" >/dev/null
-  sleep 5
-  su postgres -s /bin/bash -c "$bin/pg_ctl -D $B/data -m fast -w stop" >/dev/null
-  trap - EXIT
-  touch "$B/archive.done"
-fi
+. "$root/scripts/pgbench-archive.sh"
+pgbench_archive "$B" 55499 50 2 60 "checkpoint_timeout = 60s"
 cd "$B"
 segs=$(ls archive | grep -E '^[0-9A-F]{24}$' | sort)
 first=$(echo "$segs" | head -1); last=$(echo "$segs" | tail -1)
