@@ -32,6 +32,10 @@ var zstdWholeDecoders = sync.Pool{New: func() any {
 	return d
 }}
 
+// zstdWholeMax bounds the compressed files read whole (a 64 MB segment's
+// worth: larger ones, rare, stream without holding their compressed bytes).
+const zstdWholeMax = 64 << 20
+
 // compressedBuffers pools the compressed bytes read whole.
 var compressedBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -40,7 +44,7 @@ var compressedBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // what it had peeked, when the streaming path must take the file.
 func (s *Source) openZstdWhole(e *entry, br *bufio.Reader) (f *memFile, ok bool, err error) {
 	head, _ := br.Peek(sniffLen)
-	if !bytes.HasPrefix(head, magicZstd) || e.name.Partial || e.size <= 0 || e.size > xlog.MaxSegmentSize+xlog.MaxSegmentSize/8 {
+	if !bytes.HasPrefix(head, magicZstd) || e.name.Partial || e.size <= 0 || e.size > zstdWholeMax {
 		return nil, false, nil
 	}
 	var h zstd.Header
