@@ -105,6 +105,7 @@ func NewImagePipeline(next func() (*decode.Record, error), blockSize int, newSiz
 				select {
 				case jobs <- imageJob{slot: s, page: page, hole: [2]int{int(b.HoleOffset), int(b.HoleLength)}}:
 				case <-p.stop:
+					close(s.ready) // no one waits on it once stopped, but none may block
 					return
 				}
 			}
