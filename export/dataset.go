@@ -246,8 +246,12 @@ type Span struct {
 	names   nameCache
 	desc    []byte
 	// transactions
-	tops map[xlog.XID]xlog.XID
-	vols map[xlog.XID]*txVol
+	tops     map[xlog.XID]xlog.XID
+	vols     map[xlog.XID]*txVol
+	volCache [64]struct {
+		xid xlog.XID
+		v   *txVol
+	}
 	ends []txEnd
 	// cycles
 	cycle  int
@@ -428,10 +432,16 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			}
 		}
 		if xid != 0 {
-			v := s.vols[xid]
-			if v == nil {
-				v = &txVol{}
-				s.vols[xid] = v
+			// The transactions open at once are few: a small cache by xid
+			// spares most records a lookup in the span's map.
+			ce := &s.volCache[xid%xlog.XID(len(s.volCache))]
+			v := ce.v
+			if v == nil || ce.xid != xid {
+				if v = s.vols[xid]; v == nil {
+					v = &txVol{}
+					s.vols[xid] = v
+				}
+				ce.xid, ce.v = xid, v
 			}
 			v.add(vol)
 			v.tli = rec.TLI
