@@ -2,6 +2,7 @@ package archive_test
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"github.com/klauspost/compress/zstd"
@@ -544,10 +545,23 @@ func TestZstdWhole(t *testing.T) {
 		{"more frames than the segment", append(frame(seg), frame(make([]byte, 2<<20))...), archive.ErrTooLarge},
 		{"damaged", damaged, archive.ErrCorrupt},
 	}
+	// pgBackRest names: the SHA-1 of the content, checked on the one-call path too.
+	sum := fmt.Sprintf("%x", sha1.Sum(seg))
+	cases = append(cases, []struct {
+		name string
+		file []byte
+		want error
+	}{
+		{"pgBackRest -" + sum, frame(seg), nil},
+		{"pgBackRest -" + strings.Repeat("0", 40), frame(seg), archive.ErrChecksum},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "000000010000000000000006.zst")
+			if name, ok := strings.CutPrefix(c.name, "pgBackRest "); ok {
+				p = filepath.Join(dir, "000000010000000000000006"+name+".zst")
+			}
 			if err := os.WriteFile(p, c.file, 0o644); err != nil {
 				t.Fatal(err)
 			}
