@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"container/heap"
 	"sort"
 	"time"
 
@@ -110,6 +111,12 @@ type Breakdown struct {
 	// dropped at commit) to the file it replaced.
 	created map[xlog.XID][]decode.RelFileLocator
 	Renamed map[decode.RelFileLocator]decode.RelFileLocator
+	// KeepXids bounds the transactions Xids keeps once they have ended: -1
+	// all (NewBreakdown's default), 0 none, N the N that wrote the most
+	// record bytes (then the lowest xids), as XidTable orders them. Without
+	// a bound, Xids grows with every transaction of the archive.
+	KeepXids int
+	kept     xidHeap
 	// the volumes of the segment and timeline of the last record
 	segVol, tliVol *Volume
 	segNo          uint64
@@ -117,14 +124,54 @@ type Breakdown struct {
 	// A part (NewPart) reads one span of the stream; what needs the WAL
 	// before it is kept for Merge: the records before its first timestamp
 	// (lead, and the bucket that timestamp opened), the files created and
-	// the transaction ends in order (rel), and the ends with
-	// subtransactions (folds).
+	// the transaction ends in order (relEvents), the ends with
+	// subtransactions (folds), and the transactions that ended (ended).
 	part      bool
 	lead      Volume
 	firstKey  int64
 	dated     bool
 	relEvents []relEvent
 	folds     []xidFold
+	ended     []xlog.XID
+}
+
+// xidHeap is a min-heap of ended transactions, the least first: fewer
+// record bytes, then the higher xid.
+type xidHeap []*XidVolume
+
+func (h xidHeap) Len() int { return len(h) }
+func (h xidHeap) Less(i, j int) bool {
+	if h[i].RecordBytes != h[j].RecordBytes {
+		return h[i].RecordBytes < h[j].RecordBytes
+	}
+	return h[i].XID > h[j].XID
+}
+func (h xidHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *xidHeap) Push(x any)   { *h = append(*h, x.(*XidVolume)) }
+func (h *xidHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// retire applies KeepXids to a transaction that has ended.
+func (b *Breakdown) retire(xid xlog.XID) {
+	if b.KeepXids < 0 {
+		return
+	}
+	xv := b.Xids[xid]
+	if xv == nil {
+		return
+	}
+	delete(b.Xids, xid)
+	if b.KeepXids == 0 {
+		return
+	}
+	heap.Push(&b.kept, xv)
+	if b.kept.Len() > b.KeepXids {
+		heap.Pop(&b.kept)
+	}
 }
 
 // relEvent is a main-fork file created by a transaction, or a transaction's
@@ -151,6 +198,7 @@ func NewBreakdown(bucket time.Duration, redo []Cycle, start, end xlog.LSN) *Brea
 		Relations: map[RelKey]*RelVolume{}, Segments: map[string]*Volume{}, Timelines: map[xlog.TimeLineID]*Volume{},
 		Xids: map[xlog.XID]*XidVolume{}, Buckets: map[int64]*TimeBucket{}, Bucket: bucket, topOf: map[xlog.XID]xlog.XID{},
 		created: map[xlog.XID][]decode.RelFileLocator{}, Renamed: map[decode.RelFileLocator]decode.RelFileLocator{},
+		KeepXids: -1,
 	}
 	// The WAL before the first redo point read is a cycle of its own, whose
 	// checkpoint is not in the stream (Checkpoint 0).
@@ -222,8 +270,9 @@ func (b *Breakdown) Merge(p *Breakdown) {
 	// only an earlier part named go to the top level; then the part's ends
 	// fold the earlier parts' subtransactions in.
 	for xid, v := range p.Xids {
+		remapped := false
 		if top, ok := b.topOf[xid]; ok && top != xid {
-			xid = top
+			xid, remapped = top, true
 		}
 		xv := b.Xids[xid]
 		if xv == nil {
@@ -231,7 +280,7 @@ func (b *Breakdown) Merge(p *Breakdown) {
 			b.Xids[xid] = xv
 		}
 		xv.plus(v.Volume)
-		if v.Ended {
+		if v.Ended && !remapped { // (an end of a subtransaction ends nothing)
 			xv.Ended, xv.Commit, xv.Time = true, v.Commit, v.Time
 		}
 	}
@@ -239,6 +288,12 @@ func (b *Breakdown) Merge(p *Breakdown) {
 		b.topOf[k] = v
 	}
 	for _, f := range p.folds {
+		if top, ok := b.topOf[f.xid]; ok && top != f.xid {
+			f.xid = top // the end of a subtransaction whose top level an earlier part named
+			for _, s := range f.subs {
+				b.topOf[s] = top
+			}
+		}
 		xv := b.Xids[f.xid]
 		for _, s := range f.subs {
 			if sv := b.Xids[s]; sv != nil && s != f.xid && xv != nil {
@@ -247,8 +302,19 @@ func (b *Breakdown) Merge(p *Breakdown) {
 			}
 		}
 	}
+	for _, xid := range p.ended {
+		b.retire(xid)
+	}
 	// Relation files replaced: creations and commits in order.
 	for _, e := range p.relEvents {
+		if top, ok := b.topOf[e.xid]; ok && top != e.xid {
+			// a subtransaction an earlier part named: its files are the
+			// top level's, and its end (an abort) ends nothing
+			if e.end != nil || e.closeOnly {
+				continue
+			}
+			e.xid = top
+		}
 		b.relEvent(e)
 	}
 	// Time: the part's records before its first timestamp belong to the
@@ -370,10 +436,18 @@ func (b *Breakdown) Add(rec *decode.Record) {
 		b.topOf[xid] = rec.ToplevelXID
 	}
 	end, isEnd := rmgr.XactEnd(rec)
+	// A subtransaction's abort (ROLLBACK TO SAVEPOINT) is an end record of
+	// its own xid; where the WAL named its top level (wal_level logical),
+	// the WAL is the top level's, which goes on: it ends nothing.
+	subEnd := false
 	if isEnd {
 		xid = end.XID
+		top := end.XID
+		if t, ok := b.topOf[xid]; ok && t != xid {
+			top, subEnd = t, true
+		}
 		for _, s := range end.Subxacts {
-			b.topOf[s] = end.XID
+			b.topOf[s] = top
 		}
 	}
 	if top, ok := b.topOf[xid]; ok {
@@ -387,7 +461,7 @@ func (b *Breakdown) Add(rec *decode.Record) {
 			b.relEvent(e)
 		}
 	}
-	if isEnd {
+	if isEnd && !subEnd {
 		e := relEvent{xid: xid, closeOnly: true, version: rec.Version}
 		if end.Commit && len(end.DroppedRels) > 0 {
 			ec := end
@@ -398,9 +472,9 @@ func (b *Breakdown) Add(rec *decode.Record) {
 		} else {
 			b.relEvent(e)
 		}
-		if b.part && len(end.Subxacts) > 0 {
-			b.folds = append(b.folds, xidFold{xid: xid, subs: end.Subxacts})
-		}
+	}
+	if isEnd && b.part && len(end.Subxacts) > 0 {
+		b.folds = append(b.folds, xidFold{xid: xid, subs: end.Subxacts})
 	}
 	if xid != 0 {
 		xv := b.Xids[xid]
@@ -410,7 +484,9 @@ func (b *Breakdown) Add(rec *decode.Record) {
 		}
 		xv.add(rec, images)
 		if isEnd {
-			xv.Ended, xv.Commit, xv.Time = true, end.Commit, end.Time
+			if !subEnd {
+				xv.Ended, xv.Commit, xv.Time = true, end.Commit, end.Time
+			}
 			// Fold the subtransactions' WAL into the top level.
 			for _, s := range end.Subxacts {
 				if sv := b.Xids[s]; sv != nil && s != xid {
@@ -421,6 +497,13 @@ func (b *Breakdown) Add(rec *decode.Record) {
 					xv.ImageBytes += sv.ImageBytes
 					delete(b.Xids, s)
 				}
+			}
+			switch {
+			case subEnd:
+			case b.part:
+				b.ended = append(b.ended, xid)
+			default:
+				b.retire(xid)
 			}
 		}
 	}
@@ -559,6 +642,10 @@ func (b *Breakdown) Original(r decode.RelFileLocator) (decode.RelFileLocator, bo
 // gives the WAL before the first timestamp a bucket of its own if no bucket
 // took it.
 func (b *Breakdown) Finish() {
+	for _, xv := range b.kept {
+		b.Xids[xv.XID] = xv
+	}
+	b.kept = nil
 	var cycles []*Cycle
 	for _, c := range b.Cycles {
 		c.DistinctBlocks = len(c.blocks)

@@ -420,10 +420,18 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		if rec.ToplevelXID != 0 && xid != 0 {
 			s.tops[xid] = rec.ToplevelXID
 		}
+		// A subtransaction's abort (ROLLBACK TO SAVEPOINT) whose top level
+		// the WAL named (wal_level logical) ends no transaction: its WAL is
+		// the top level's, which goes on.
+		subEnd := false
 		if isEnd {
 			xid = end.XID
+			top := end.XID
+			if t, ok := s.tops[xid]; ok && t != xid {
+				top, subEnd = t, true
+			}
 			for _, sub := range end.Subxacts {
-				s.tops[sub] = end.XID
+				s.tops[sub] = top
 			}
 		}
 		if len(s.tops) > 0 {
@@ -445,7 +453,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			}
 			v.add(vol)
 			v.tli = rec.TLI
-			if isEnd {
+			if isEnd && !subEnd {
 				s.ends = append(s.ends, txEnd{xid: xid, lsn: rec.LSN, tli: rec.TLI, commit: end.Commit, prepared: end.Prepared,
 					time: end.Time, subs: append([]xlog.XID(nil), end.Subxacts...)})
 			}
@@ -639,6 +647,24 @@ func (e *Exporter) Merge(s *Span) error {
 			p.tli = v.tli
 		}
 		for _, end := range s.ends {
+			if top, ok := e.tops[end.xid]; ok && top != end.xid {
+				// the abort of a subtransaction whose top level an earlier
+				// span named: its WAL (merged into the top level above) and
+				// that of its own subtransactions stay with the top level
+				tv := e.pending[top]
+				if tv == nil {
+					tv = &txVol{}
+					e.pending[top] = tv
+				}
+				for _, sub := range end.subs {
+					if sv := e.pending[sub]; sv != nil && sub != top {
+						tv.add(sv.volume)
+						delete(e.pending, sub)
+					}
+					e.tops[sub] = top
+				}
+				continue
+			}
 			v := e.pending[end.xid]
 			if v == nil {
 				v = &txVol{}

@@ -272,3 +272,60 @@ func mustOpen(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// TestExportTransactionsMatchXid: the transactions table, exported in spans
+// of one segment, has one row per transaction, with the outcome, records and
+// bytes `stats --by xid` (one reader) gives it: subtransactions folded into
+// their top level across the spans, and a subtransaction's abort
+// (ROLLBACK TO SAVEPOINT, logical level) ending nothing.
+func TestExportTransactionsMatchXid(t *testing.T) {
+	root := testwal.Root(t)
+	for _, name := range []string{"pg15-logical-zstd-k", "rewrite", "pg15-replica-lz4"} {
+		t.Run(name, func(t *testing.T) {
+			archive := filepath.Join(testwal.Extract(t, testwal.Set{Name: "fixtures/" + name, Dir: filepath.Join(root, "fixtures", name)}), "archive")
+			var xs, stderr strings.Builder
+			if code := run([]string{"walscope", "stats", "--by", "xid", "--top", "1000000", "--format", "csv", "-j", "1", archive}, &xs, &stderr); code != 0 {
+				t.Fatalf("stats: %s", stderr.String())
+			}
+			want := map[string]string{}
+			rows, err := csv.NewReader(strings.NewReader(xs.String())).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows[1:] {
+				outcome := map[string]string{"commit": "commit", "abort": "abort", "none seen": "none"}[r[1]]
+				want[r[0]] = outcome + " " + r[3] + " " + r[4]
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			if code := run([]string{"walscope", "export", "--out", out, "--tables", "transactions", "--format", "csv", "-j", "3", "--span-bytes", "1048576", "-q", archive}, &strings.Builder{}, &stderr); code != 0 {
+				t.Fatalf("export: %s", stderr.String())
+			}
+			files, _ := filepath.Glob(filepath.Join(out, "transactions", "*.csv"))
+			if len(files) != 1 {
+				t.Fatalf("files %v", files)
+			}
+			rows, err = csv.NewReader(mustOpen(t, files[0])).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := map[string]int{}
+			for i, h := range rows[0] {
+				col[h] = i
+			}
+			seen := map[string]bool{}
+			for _, r := range rows[1:] {
+				x := r[col["xid"]]
+				if seen[x] {
+					t.Errorf("xid %s: two rows", x)
+				}
+				seen[x] = true
+				if got := r[col["outcome"]] + " " + r[col["records"]] + " " + r[col["record_bytes"]]; got != want[x] {
+					t.Errorf("xid %s: %q, stats --by xid says %q", x, got, want[x])
+				}
+			}
+			if len(seen) != len(want) || len(seen) < 10 {
+				t.Errorf("%d transactions exported, stats has %d", len(seen), len(want))
+			}
+		})
+	}
+}

@@ -185,6 +185,7 @@ func collectReport(name string, in *input, blcksz, workers int) (*export.ReportS
 	}
 	w := analyze.NewWhatIf(wi)
 	b := analyze.NewBreakdown(bucketFor(tmax.Sub(tmin)), finder.Sorted(), start, end)
+	b.KeepXids = 0 // the report shows no transactions
 	var st analyze.Stats
 	bins := export.NewLSNBins(start, end, 240)
 

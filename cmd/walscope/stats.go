@@ -144,6 +144,12 @@ func breakdownAction(c *cli.Context, by string) error {
 	if by == "xid" && top == 0 {
 		top = 20
 	}
+	// Ended transactions are kept only as far as the table shows them:
+	// memory stays bounded whatever the number of transactions.
+	b.KeepXids = 0
+	if by == "xid" {
+		b.KeepXids = top
+	}
 	return scan(c, stdout, scanPlan{
 		spanBytes: max(1, c.Int("span-bytes")),
 		newSink: func(direct bool) recordSink {
