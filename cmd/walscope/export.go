@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -172,79 +171,6 @@ func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.Cycl
 		all.Append(&finders[i])
 	}
 	return all.Cycles(start)
-}
-
-// xlogPass is a first pass over the stream for its XLOG records
-// (checkpoints, parameter changes): spans of spanBytes read on every core,
-// headers only, each XLOG record handed to add with its span's T. With
-// skipCRC only the XLOG records are checked against their CRC (the command's
-// own reading checks every record); without, every record is, and the end
-// is where a full read stops. It returns the spans' Ts in WAL order, the
-// first record's LSN and where reading stopped (the end of the WAL, or its
-// first problem).
-func xlogPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
-	var spans []xlog.Span
-	if workers > 1 {
-		spans = r.Spans(max(1, spanBytes/int(r.SegmentSize())))
-	}
-	if len(spans) <= 1 {
-		spans = []xlog.Span{{Start: in.opts.Start}}
-	}
-	parts = make([]T, len(spans))
-	starts := make([]xlog.LSN, len(spans))
-	ends := make([]xlog.LSN, len(spans))
-	stopped := make([]bool, len(spans)) // ended before the span's end
-	sem := make(chan struct{}, max(1, workers))
-	var wg sync.WaitGroup
-	for i, sp := range spans {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			opts := in.opts
-			opts.Start, opts.StopAt = sp.Start, sp.Stop
-			// Checkpoint records are far below HeadersOnlyKeep: kept whole.
-			opts.HeadersOnly, opts.SkipCRC = true, skipCRC
-			r, err := xlog.NewReader(in.src, opts)
-			if err != nil {
-				stopped[i] = true
-				return
-			}
-			defer r.Close()
-			dec := decode.NewDecoder(blockSize)
-			for {
-				rec, err := r.Next()
-				if err != nil {
-					// the command's own reading reports how the WAL ends
-					ends[i], stopped[i] = r.EndLSN(), err != io.EOF || sp.Stop == 0
-					return
-				}
-				if starts[i] == 0 {
-					starts[i] = rec.LSN
-				}
-				if rec.Header.Rmid != xlog.RmgrXLOG {
-					continue
-				}
-				if len(rec.Raw) != int(rec.Header.TotLen) {
-					continue // kept in part: a full-page image, no record this pass wants
-				}
-				if skipCRC && xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
-					ends[i], stopped[i] = rec.LSN, true // damaged here: the reading ends here too
-					return
-				}
-				if d, err := dec.Decode(rec, 0); err == nil {
-					add(&parts[i], d)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i := range spans {
-		if stopped[i] {
-			return parts[:i+1], starts[0], ends[i]
-		}
-	}
-	return parts, starts[0], ends[len(ends)-1]
 }
 
 // segRangeName names a segment by its number, without timeline (the 16
