@@ -42,6 +42,7 @@ type imageJob struct {
 	slot *imageSlot
 	page *[]byte
 	hole [2]int
+	comp decode.Compression // the method the image is stored with
 }
 
 // NewImagePipeline starts the pipeline. next returns the stream's records in
@@ -57,6 +58,9 @@ func NewImagePipeline(next func() (*decode.Record, error), blockSize int, newSiz
 			sizer := newSizer()
 			for j := range jobs {
 				for i, m := range whatIfMethods {
+					if m.c != decode.CompressNone && m.c == j.comp {
+						continue // the WhatIf takes the stored image as it is
+					}
 					j.slot.est.stored[i], j.slot.est.compressed[i] = sizer(*j.page, j.hole[0], j.hole[1], m.c)
 				}
 				j.slot.est.ok = true
@@ -103,7 +107,7 @@ func NewImagePipeline(next func() (*decode.Record, error), blockSize int, newSiz
 					continue
 				}
 				select {
-				case jobs <- imageJob{slot: s, page: page, hole: [2]int{int(b.HoleOffset), int(b.HoleLength)}}:
+				case jobs <- imageJob{slot: s, page: page, hole: [2]int{int(b.HoleOffset), int(b.HoleLength)}, comp: b.Compression}:
 				case <-p.stop:
 					close(s.ready) // no one waits on it once stopped, but none may block
 					return

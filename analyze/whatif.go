@@ -207,7 +207,11 @@ func (w *WhatIf) placeCompressed(s *Scenario, rec *decode.Record) {
 		}
 		var stored int
 		var compressed bool
-		if w.in.Images != nil && rec.FPILen > 0 && w.est[i] != nil {
+		if m := whatIfMethods[mi].c; m != decode.CompressNone && b.Compression == m {
+			// stored with this very method: what PostgreSQL wrote is the
+			// answer (and recompressing it would only approximate zstd)
+			stored, compressed = int(b.ImageLen), true
+		} else if w.in.Images != nil && rec.FPILen > 0 && w.est[i] != nil {
 			stored, compressed = w.est[i].stored[mi], w.est[i].compressed[mi]
 		} else {
 			var err error

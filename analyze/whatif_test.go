@@ -260,3 +260,20 @@ func TestImagePipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatIfSameMethod: from a run written with a wal_compression method,
+// that method's scenario is the run itself, exactly (its images are taken as
+// stored, not compressed again).
+func TestWhatIfSameMethod(t *testing.T) {
+	for _, m := range []string{"pglz", "lz4", "zstd"} {
+		actual, sc := estimate(t, loadRun(t, "compression-"+m))
+		s := sc["wal_compression="+m]
+		if s.RecordBytes != actual.RecordBytes || s.ImageBytes != actual.ImageBytes || s.WALBytes != actual.WALBytes {
+			t.Errorf("%s run, %s scenario: %d/%d/%d, actual %d/%d/%d", m, m, s.RecordBytes, s.ImageBytes, s.WALBytes,
+				actual.RecordBytes, actual.ImageBytes, actual.WALBytes)
+		}
+		if actual.ImageBytes == 0 {
+			t.Errorf("%s run: no images", m)
+		}
+	}
+}
