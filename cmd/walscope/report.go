@@ -97,6 +97,17 @@ func reportAction(c *cli.Context) error {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "walscope: report written to %s\n", out)
 	}
+	// As verify: a nightly job learns from the exit code that the WAL read
+	// has problems (the report's verification section lists them).
+	problems := 0
+	for _, side := range rep.Sides {
+		if side.Verify != nil && !side.Verify.OK() {
+			problems += len(side.Verify.Problems)
+		}
+	}
+	if problems > 0 {
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("the WAL read has problems (%d): see the report's verification section, or walscope verify", problems)}
+	}
 	return nil
 }
 

@@ -208,3 +208,31 @@ func TestReportCatalog(t *testing.T) {
 		t.Error("relation name not escaped")
 	}
 }
+
+// TestReportExitCode: the report is written whatever the WAL holds, and the
+// exit code says, as verify's does, whether the WAL read has problems.
+func TestReportExitCode(t *testing.T) {
+	root := testwal.Root(t)
+	for _, c := range []struct {
+		name string
+		want int
+	}{{"crc-mismatch", exitProblem}, {"missing-segment", exitProblem}, {"clean-end", exitOK}, {"recycled-end", exitOK}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := testwal.UntarZstd(filepath.Join(root, "fixtures", "corrupt", c.name, "segments.tar.zst"), dir); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "r.html")
+			_, stderr, code := walscope(t, "", "report", "--out", out, dir)
+			if code != c.want {
+				t.Errorf("exit %d, want %d: %s", code, c.want, stderr)
+			}
+			if st, err := os.Stat(out); err != nil || st.Size() < 10000 {
+				t.Errorf("report not written: %v", err)
+			}
+			if c.want == exitProblem && !strings.Contains(stderr, "verification section") {
+				t.Errorf("stderr %q", stderr)
+			}
+		})
+	}
+}
