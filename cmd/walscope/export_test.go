@@ -218,22 +218,7 @@ func checkpointsMatchStats(t *testing.T, archive string) {
 	if err := json.Unmarshal([]byte(js.String()), &cycles); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "out")
-	if code := run([]string{"walscope", "export", "--out", out, "--tables", "checkpoints", "--format", "csv", "-j", "2", "--span-bytes", "1048576", "-q", archive}, &strings.Builder{}, &stderr); code != 0 {
-		t.Fatalf("export: %s", stderr.String())
-	}
-	files, _ := filepath.Glob(filepath.Join(out, "checkpoints", "*.csv"))
-	if len(files) != 1 {
-		t.Fatalf("checkpoint files %v", files)
-	}
-	rows, err := csv.NewReader(mustOpen(t, files[0])).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := exportCSV(t, archive, "checkpoints", "-j", "2")
 	byRedo := map[string][]string{}
 	for _, r := range rows[1:] {
 		redo, _ := strconv.ParseUint(r[col["redo_lsn"]], 10, 64)
@@ -262,6 +247,32 @@ func checkpointsMatchStats(t *testing.T, archive string) {
 	if len(rows)-1 != len(cycles) {
 		t.Errorf("%d checkpoint rows, stats has %d cycles", len(rows)-1, len(cycles))
 	}
+}
+
+// exportCSV exports one table of archive as CSV in spans of one megabyte
+// (one segment of the fixtures) and returns its rows, header first, and the
+// header's columns by name.
+func exportCSV(t *testing.T, archive, table string, flags ...string) ([][]string, map[string]int) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	var stderr strings.Builder
+	args := append([]string{"walscope", "export", "--out", out, "--tables", table, "--format", "csv", "--span-bytes", "1048576", "-q"}, flags...)
+	if code := run(append(args, archive), &strings.Builder{}, &stderr); code != 0 {
+		t.Fatalf("export: %s", stderr.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(out, table, "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("%s files %v", table, files)
+	}
+	rows, err := csv.NewReader(mustOpen(t, files[0])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	return rows, col
 }
 
 func mustOpen(t *testing.T, path string) *os.File {
@@ -296,22 +307,7 @@ func TestExportTransactionsMatchXid(t *testing.T) {
 				outcome := map[string]string{"commit": "commit", "abort": "abort", "none seen": "none"}[r[1]]
 				want[r[0]] = outcome + " " + r[3] + " " + r[4]
 			}
-			out := filepath.Join(t.TempDir(), "out")
-			if code := run([]string{"walscope", "export", "--out", out, "--tables", "transactions", "--format", "csv", "-j", "3", "--span-bytes", "1048576", "-q", archive}, &strings.Builder{}, &stderr); code != 0 {
-				t.Fatalf("export: %s", stderr.String())
-			}
-			files, _ := filepath.Glob(filepath.Join(out, "transactions", "*.csv"))
-			if len(files) != 1 {
-				t.Fatalf("files %v", files)
-			}
-			rows, err = csv.NewReader(mustOpen(t, files[0])).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			col := map[string]int{}
-			for i, h := range rows[0] {
-				col[h] = i
-			}
+			rows, col := exportCSV(t, archive, "transactions", "-j", "3")
 			seen := map[string]bool{}
 			for _, r := range rows[1:] {
 				x := r[col["xid"]]
