@@ -398,6 +398,17 @@ func (l *DataLenLearner) Add(rec *decode.Record) {
 	}
 }
 
+// Merge adds what o learnt (over another part of the stream).
+func (l *DataLenLearner) Merge(o *DataLenLearner) {
+	if l.sum == nil {
+		l.sum = map[[3]uint8][2]uint64{}
+	}
+	for k, v := range o.sum {
+		w := l.sum[k]
+		l.sum[k] = [2]uint64{w[0] + v[0], w[1] + v[1]}
+	}
+}
+
 // Means returns the mean data length per key.
 func (l *DataLenLearner) Means() map[[3]uint8]uint32 {
 	out := map[[3]uint8]uint32{}
@@ -440,6 +451,16 @@ func (g *LevelGuesser) Add(rec *decode.Record) {
 	case id == xlog.RmgrStandby && (info&0xF0 == 0x00 || info&0xF0 == 0x10):
 		g.replica = true
 	}
+}
+
+// Merge adds what o saw in the part of the stream that follows g's: a
+// level it found stated is the later one.
+func (g *LevelGuesser) Merge(o *LevelGuesser) {
+	if o.stated {
+		g.stated, g.level = true, o.level
+	}
+	g.logical = g.logical || o.logical
+	g.replica = g.replica || o.replica
 }
 
 // Level returns the stated level, else the inferred one (0 minimal, 1

@@ -165,3 +165,28 @@ func TestBreakdownPartsOnDamage(t *testing.T) {
 		})
 	}
 }
+
+// TestWhatIfFirstPassParts: whatif's first pass read in spans of one segment
+// (data lengths, wal_level and redo points merged in WAL order) gives the
+// estimates a single reader gives, on every fixture.
+func TestWhatIfFirstPassParts(t *testing.T) {
+	for _, set := range testwal.Sets(t) {
+		if strings.HasPrefix(set.Name, "corpora/") {
+			continue // long (every image compressed three ways, twice); the fixtures cover 15
+		}
+		t.Run(set.Name, func(t *testing.T) {
+			dir := filepath.Join(testwal.Extract(t, set), "archive")
+			seq, stderr, code := walscope(t, "", "whatif", "--format", "csv", "-j", "1", dir)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			par, stderr, code := walscope(t, "", "whatif", "--format", "csv", "-j", "3", "--span-bytes", "1", dir)
+			if code != 0 {
+				t.Fatalf("in parts: exit %d: %s", code, stderr)
+			}
+			if par != seq {
+				t.Fatalf("in parts:\n%s\none reader:\n%s", par, seq)
+			}
+		})
+	}
+}

@@ -265,6 +265,44 @@ func reportSkip(stdout, stderr io.Writer, start, first xlog.LSN, v xlog.Version,
 // first record's LSN and where reading stopped (the end of the WAL, or its
 // first problem).
 func xlogPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
+	setup := func(o *xlog.Options) {
+		// Checkpoint records are far below HeadersOnlyKeep: kept whole.
+		o.HeadersOnly, o.SkipCRC = true, skipCRC
+	}
+	return passSpans(in, r, blockSize, workers, spanBytes, setup, func(part *T, rec *xlog.Record, dec *decode.Decoder) bool {
+		if rec.Header.Rmid != xlog.RmgrXLOG || len(rec.Raw) != int(rec.Header.TotLen) {
+			return true // (an XLOG record cut short is a full-page image: none this pass wants)
+		}
+		if skipCRC && xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
+			return false // damaged here: the reading ends here too
+		}
+		if d, err := dec.Decode(rec, 0); err == nil {
+			add(part, d)
+		}
+		return true
+	})
+}
+
+// recordPass is a first pass over every record of the stream, decoded, on
+// every core, stopping where a single reader would (a damaged record, or
+// one that does not decode); it returns what xlogPass returns.
+func recordPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
+	return passSpans(in, r, blockSize, workers, spanBytes, func(*xlog.Options) {}, func(part *T, rec *xlog.Record, dec *decode.Decoder) bool {
+		d, err := dec.Decode(rec, 0)
+		if err != nil {
+			return false
+		}
+		add(part, d)
+		return true
+	})
+}
+
+// passSpans reads the stream in spans, one worker per core, handing each
+// record to each with its span's T and decoder; each returns false to stop
+// the reading there. It returns the Ts of the spans up to the first that
+// stopped (a problem, or the end of the WAL), in WAL order, the first
+// record's LSN, and where reading stopped.
+func passSpans[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, setup func(*xlog.Options), each func(*T, *xlog.Record, *decode.Decoder) bool) (parts []T, start, end xlog.LSN) {
 	var spans []xlog.Span
 	if workers > 1 {
 		spans = r.Spans(max(1, spanBytes/int(r.SegmentSize())))
@@ -285,8 +323,7 @@ func xlogPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes in
 			defer func() { <-sem; wg.Done() }()
 			opts := in.opts
 			opts.Start, opts.StopAt = sp.Start, sp.Stop
-			// Checkpoint records are far below HeadersOnlyKeep: kept whole.
-			opts.HeadersOnly, opts.SkipCRC = true, skipCRC
+			setup(&opts)
 			r, err := xlog.NewReader(in.src, opts)
 			if err != nil {
 				stopped[i] = true
@@ -304,18 +341,9 @@ func xlogPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes in
 				if starts[i] == 0 {
 					starts[i] = rec.LSN
 				}
-				if rec.Header.Rmid != xlog.RmgrXLOG {
-					continue
-				}
-				if len(rec.Raw) != int(rec.Header.TotLen) {
-					continue // kept in part: a full-page image, no record this pass wants
-				}
-				if skipCRC && xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
-					ends[i], stopped[i] = rec.LSN, true // damaged here: the reading ends here too
+				if !each(&parts[i], rec, dec) {
+					ends[i], stopped[i] = rec.LSN, true
 					return
-				}
-				if d, err := dec.Decode(rec, 0); err == nil {
-					add(&parts[i], d)
 				}
 			}
 		}()

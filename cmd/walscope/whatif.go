@@ -17,7 +17,8 @@ import (
 
 func whatifCommand() *cli.Command {
 	flags := append(walFlags(), filterFlags()...)
-	flags = append(flags, &cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"})
+	flags = append(flags, &cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"},
+		&cli.IntFlag{Name: "span-bytes", Value: 64 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span of the first pass"})
 	return &cli.Command{
 		Name:      "whatif",
 		Usage:     "estimate the WAL this stream would have been under other settings",
@@ -27,9 +28,9 @@ func whatifCommand() *cli.Command {
 	}
 }
 
-// whatifAction reads the stream twice: first for the redo points, the
-// wal_level and the block data sizes, then to re-estimate every record under
-// each scenario.
+// whatifAction reads the stream twice: first, in parallel spans, for the
+// redo points, the wal_level and the block data sizes, then to re-estimate
+// every record under each scenario.
 func whatifAction(c *cli.Context) error {
 	format := c.String("format")
 	if format != "text" && format != "json" && format != "csv" {
@@ -45,37 +46,38 @@ func whatifAction(c *cli.Context) error {
 	}
 	dec := decode.NewDecoder(c.Int("blcksz"))
 	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: -1}
+	workers := runtime.GOMAXPROCS(0)
+	if j := c.Int("jobs"); j > 0 {
+		workers = j
+	}
+	// The first pass, on every core: what the estimate needs to know ahead.
+	type firstPass struct {
+		learner analyze.DataLenLearner
+		level   analyze.LevelGuesser
+		redo    []xlog.LSN
+	}
+	parts, start, _ := recordPass(in, r, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *firstPass, d *decode.Record) {
+		p.learner.Add(d)
+		p.level.Add(d)
+		if cp, ok := rmgr.Checkpoint(d); ok {
+			p.redo = append(p.redo, cp.Redo)
+		}
+	})
+	r.Close()
+	wi.Start = start
 	var learner analyze.DataLenLearner
 	var level analyze.LevelGuesser
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break // the second pass reports how the WAL ends
-		}
-		d, err := dec.Decode(rec, 0)
-		if err != nil {
-			continue
-		}
-		if wi.Start == 0 {
-			wi.Start = rec.LSN
-		}
-		learner.Add(d)
-		level.Add(d)
-		if cp, ok := rmgr.Checkpoint(d); ok {
-			wi.Redo = append(wi.Redo, cp.Redo)
-		}
+	for i := range parts {
+		learner.Merge(&parts[i].learner)
+		level.Merge(&parts[i].level)
+		wi.Redo = append(wi.Redo, parts[i].redo...)
 	}
-	r.Close()
 	wi.WalLevel = level.Level()
 	wi.DataLen = learner.Means()
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
 	// Images are rebuilt and recompressed on every core, ahead of the
 	// sequential estimate, by a reader of their own.
-	workers := runtime.GOMAXPROCS(0)
-	if j := c.Int("jobs"); j > 0 {
-		workers = j
-	}
 	if workers > 1 {
 		p, stop, err := startImagePipeline(in, dec.BlockSize, workers)
 		if err != nil {
