@@ -231,6 +231,18 @@ func (w *WhatIf) placeCompressed(s *Scenario, rec *decode.Record) {
 	s.place(tot, rec, images)
 }
 
+// withoutImage returns the record length tot once block b's image is gone:
+// its image header and bytes out, the block data such a block carries
+// without an image in (learnt from the stream) where it carried none.
+func (w *WhatIf) withoutImage(tot uint32, rec *decode.Record, b *decode.BlockRef) uint32 {
+	hdr := imageHeader(b.Compression != decode.CompressNone, b.HoleLength > 0)
+	data := uint32(0)
+	if b.DataLen == 0 {
+		data = w.in.DataLen[[3]uint8{uint8(rec.Header.Rmid), rec.Header.Info & 0xF0, b.ID}]
+	}
+	return tot - uint32(b.ImageLen) - hdr + data
+}
+
 // placeWithout places the record with the images drop says go, each replaced
 // by the block data such a block carries without an image.
 func (w *WhatIf) placeWithout(s *Scenario, rec *decode.Record, drop func(*decode.BlockRef) bool) {
@@ -241,12 +253,7 @@ func (w *WhatIf) placeWithout(s *Scenario, rec *decode.Record, drop func(*decode
 		if !b.HasImage || !drop(b) {
 			continue
 		}
-		hdr := imageHeader(b.Compression != decode.CompressNone, b.HoleLength > 0)
-		data := uint32(0)
-		if b.DataLen == 0 {
-			data = w.in.DataLen[[3]uint8{uint8(rec.Header.Rmid), rec.Header.Info & 0xF0, b.ID}]
-		}
-		tot = tot - uint32(b.ImageLen) - hdr + data
+		tot = w.withoutImage(tot, rec, b)
 		images -= uint64(b.ImageLen)
 	}
 	s.place(tot, rec, images)
@@ -279,12 +286,7 @@ func (w *WhatIf) placeCheckpoint(s *Scenario, rec *decode.Record) {
 		switch {
 		case b.HasImage && !first:
 			// The simulated checkpoints are further apart: no image.
-			hdr := imageHeader(b.Compression != decode.CompressNone, b.HoleLength > 0)
-			data := uint32(0)
-			if b.DataLen == 0 {
-				data = w.in.DataLen[[3]uint8{uint8(rec.Header.Rmid), rec.Header.Info & 0xF0, b.ID}]
-			}
-			tot = tot - uint32(b.ImageLen) - hdr + data
+			tot = w.withoutImage(tot, rec, b)
 			images -= uint64(b.ImageLen)
 		case !b.HasImage && first && seen && cyc >= 0:
 			// A closer redo point: this change needs an image, of the mean

@@ -19,7 +19,7 @@ type MemSource struct {
 func NewMemSource(files map[string][]byte) *MemSource {
 	s := &MemSource{data: map[string][]byte{}, histories: map[TimeLineID]string{}}
 	for name, b := range files {
-		if tli, ok := parseHistoryName(name); ok {
+		if tli, ok := ParseHistoryName(name); ok {
 			s.histories[tli] = name
 			s.data[name] = b
 			continue

@@ -80,7 +80,7 @@ func OpenDir(dir string) (*DirSource, error) {
 
 func (s *DirSource) add(path string, e fs.DirEntry) bool {
 	base := filepath.Base(path)
-	if tli, ok := parseHistoryName(base); ok {
+	if tli, ok := ParseHistoryName(base); ok {
 		s.histories[tli] = path
 		return true
 	}
@@ -115,7 +115,9 @@ func (s *DirSource) Histories() map[TimeLineID]string { return s.histories }
 // Open implements Source.
 func (s *DirSource) Open(f SegmentFile) (File, error) { return os.Open(f.Path) }
 
-func parseHistoryName(name string) (TimeLineID, bool) {
+// ParseHistoryName returns the timeline a history file name (TTTTTTTT.history,
+// upper-case hex) names.
+func ParseHistoryName(name string) (TimeLineID, bool) {
 	hex, ok := strings.CutSuffix(name, ".history")
 	if !ok || len(hex) != 8 {
 		return 0, false

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -102,10 +101,7 @@ func exportAction(c *cli.Context) error {
 	}
 	cfg.SegmentRange = segRangeName(first, segSize) + "-" + segRangeName(last, segSize)
 	if cfg.NeedsCycles() {
-		workers := runtime.GOMAXPROCS(0)
-		if j := c.Int("jobs"); j > 0 {
-			workers = j
-		}
+		workers := jobs(c)
 		cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
 	}
 	r.Close()

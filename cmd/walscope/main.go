@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/export"
 )
 
 // Exit codes.
@@ -92,4 +94,31 @@ func commandName(args []string) string {
 		return args[1]
 	}
 	return ""
+}
+
+// jobs is the number of workers a command reads with: -j/--jobs, or one
+// per core.
+func jobs(c *cli.Context) int {
+	if j := c.Int("jobs"); j > 0 {
+		return j
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// loadCatalog reads --catalog, a CSV export of pg_class (none without it).
+func loadCatalog(c *cli.Context) (export.Catalog, error) {
+	f := c.String("catalog")
+	if f == "" {
+		return nil, nil
+	}
+	fh, err := os.Open(f)
+	if err != nil {
+		return nil, usageErr("could not open catalog %q: %v", f, err)
+	}
+	defer fh.Close()
+	cat, err := export.ReadCatalog(fh)
+	if err != nil {
+		return nil, usageErr("catalog %q: %v", f, err)
+	}
+	return cat, nil
 }

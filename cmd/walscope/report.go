@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -39,23 +37,12 @@ func reportAction(c *cli.Context) error {
 	if out == "" {
 		return usageErr("report needs --out FILE")
 	}
-	var cat export.Catalog
-	if f := c.String("catalog"); f != "" {
-		fh, err := os.Open(f)
-		if err != nil {
-			return usageErr("could not open catalog %q: %v", f, err)
-		}
-		cat, err = export.ReadCatalog(fh)
-		fh.Close()
-		if err != nil {
-			return usageErr("catalog %q: %v", f, err)
-		}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return err
 	}
 	blcksz := c.Int("blcksz")
-	workers := runtime.GOMAXPROCS(0)
-	if j := c.Int("jobs"); j > 0 {
-		workers = j
-	}
+	workers := jobs(c)
 	rep := &export.Report{Title: "walscope report", Generated: time.Now()}
 	if c.Bool("compare") {
 		if c.NArg() != 2 {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -73,10 +72,7 @@ func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
 	}
 	quiet := c.Bool("quiet")
 	blcksz := c.Int("blcksz")
-	workers := runtime.GOMAXPROCS(0)
-	if j := c.Int("jobs"); j > 0 {
-		workers = j
-	}
+	workers := jobs(c)
 	var spans []xlog.Span
 	if !plan.sequential && limit == 0 && workers > 1 {
 		spans = r.Spans(max(1, plan.spanBytes/int(r.SegmentSize())))

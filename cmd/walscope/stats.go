@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -100,17 +98,9 @@ func breakdownAction(c *cli.Context, by string) error {
 	if err != nil || bucket <= 0 {
 		return usageErr("invalid value %q for option --bucket", c.String("bucket"))
 	}
-	var cat export.Catalog
-	if f := c.String("catalog"); f != "" {
-		fh, err := os.Open(f)
-		if err != nil {
-			return usageErr("could not open catalog %q: %v", f, err)
-		}
-		cat, err = export.ReadCatalog(fh)
-		fh.Close()
-		if err != nil {
-			return usageErr("catalog %q: %v", f, err)
-		}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return err
 	}
 	var redo []analyze.Cycle
 	var start, end xlog.LSN
@@ -123,10 +113,7 @@ func breakdownAction(c *cli.Context, by string) error {
 		if err != nil {
 			return readerSetupError(err)
 		}
-		workers := runtime.GOMAXPROCS(0)
-		if j := c.Int("jobs"); j > 0 {
-			workers = j
-		}
+		workers := jobs(c)
 		var finders []analyze.RedoFinder
 		finders, start, end = xlogPass(in, r, c.Int("blcksz"), workers, max(1, 2*c.Int("span-bytes")), false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
 		r.Close()

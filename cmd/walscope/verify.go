@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 
@@ -40,10 +39,7 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if j := c.Int("jobs"); j > 0 {
-		workers = j
-	}
+	workers := jobs(c)
 	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"), workers)
 	if err != nil {
 		if xe, ok := errors.AsType[*xlog.Error](err); ok {

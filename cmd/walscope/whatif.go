@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -46,10 +45,7 @@ func whatifAction(c *cli.Context) error {
 	}
 	dec := decode.NewDecoder(c.Int("blcksz"))
 	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: -1}
-	workers := runtime.GOMAXPROCS(0)
-	if j := c.Int("jobs"); j > 0 {
-		workers = j
-	}
+	workers := jobs(c)
 	// The first pass, on every core: what the estimate needs to know ahead.
 	type firstPass struct {
 		learner analyze.DataLenLearner

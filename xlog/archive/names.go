@@ -73,31 +73,11 @@ func ParseName(base string) (Name, bool) {
 	if n.Partial {
 		return n, false
 	}
-	if tli, ok := historyName(s); ok {
+	if tli, ok := xlog.ParseHistoryName(s); ok {
 		n.History, n.TLI, n.Canonical = true, tli, s
 		return n, true
 	}
 	return n, false
-}
-
-func historyName(s string) (xlog.TimeLineID, bool) {
-	hex, ok := strings.CutSuffix(s, ".history")
-	if !ok || len(hex) != 8 {
-		return 0, false
-	}
-	var t uint32
-	for i := 0; i < 8; i++ {
-		c := hex[i]
-		switch {
-		case '0' <= c && c <= '9':
-			t = t<<4 | uint32(c-'0')
-		case 'A' <= c && c <= 'F':
-			t = t<<4 | uint32(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return xlog.TimeLineID(t), true
 }
 
 func isLowerHex(s string) bool {
