@@ -184,6 +184,23 @@ type relEvent struct {
 	version   xlog.Version
 }
 
+// EndOwner settles a transaction end against tops (subtransaction -> its
+// top level, as the WAL named them so far): it returns the top-level
+// transaction the ended one belongs to, and whether the end is a
+// subtransaction's (an abort of one the WAL named: wal_level logical), which
+// ends nothing; the end's own subtransactions are recorded in tops as the
+// top level's.
+func EndOwner(tops map[xlog.XID]xlog.XID, end *rmgr.XactEndInfo) (top xlog.XID, sub bool) {
+	top = end.XID
+	if t, ok := tops[end.XID]; ok && t != end.XID {
+		top, sub = t, true
+	}
+	for _, s := range end.Subxacts {
+		tops[s] = top
+	}
+	return top, sub
+}
+
 // xidFold is a transaction end naming subtransactions.
 type xidFold struct {
 	xid  xlog.XID
@@ -442,13 +459,7 @@ func (b *Breakdown) Add(rec *decode.Record) {
 	subEnd := false
 	if isEnd {
 		xid = end.XID
-		top := end.XID
-		if t, ok := b.topOf[xid]; ok && t != xid {
-			top, subEnd = t, true
-		}
-		for _, s := range end.Subxacts {
-			b.topOf[s] = top
-		}
+		_, subEnd = EndOwner(b.topOf, &end)
 	}
 	if top, ok := b.topOf[xid]; ok {
 		xid = top

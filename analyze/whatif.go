@@ -157,8 +157,8 @@ func imageHeader(compressed, hole bool) uint32 {
 func (w *WhatIf) Add(rec *decode.Record) {
 	tot := rec.Header.TotLen
 	w.Actual.place(tot, rec, uint64(rec.FPILen))
+	w.est = w.est[:0] // empty: size the images here
 	if w.in.Images != nil && rec.FPILen > 0 {
-		w.est = w.est[:0]
 		for i := range rec.Blocks {
 			var e *imageEstimate
 			if b := &rec.Blocks[i]; b.HasImage {
@@ -211,7 +211,7 @@ func (w *WhatIf) placeCompressed(s *Scenario, rec *decode.Record) {
 			// stored with this very method: what PostgreSQL wrote is the
 			// answer (and recompressing it would only approximate zstd)
 			stored, compressed = int(b.ImageLen), true
-		} else if w.in.Images != nil && rec.FPILen > 0 && w.est[i] != nil {
+		} else if len(w.est) > i && w.est[i] != nil {
 			stored, compressed = w.est[i].stored[mi], w.est[i].compressed[mi]
 		} else {
 			var err error

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
@@ -426,13 +427,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		subEnd := false
 		if isEnd {
 			xid = end.XID
-			top := end.XID
-			if t, ok := s.tops[xid]; ok && t != xid {
-				top, subEnd = t, true
-			}
-			for _, sub := range end.Subxacts {
-				s.tops[sub] = top
-			}
+			_, subEnd = analyze.EndOwner(s.tops, &end)
 		}
 		if len(s.tops) > 0 {
 			if top, ok := s.tops[xid]; ok && top != xid {
