@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/walscope/walscope/xlog"
 )
@@ -42,23 +43,54 @@ const (
 	BlockSameRel  = 0x80 // BKPBLOCK_SAME_REL
 )
 
-// Fork numbers (src/include/common/relpath.h).
+// ForkNumber is a relation fork, ForkNumber (src/include/common/relpath.h).
+// A block reference stores it in the four low bits of fork_flags, so a
+// corrupt record can hold a number that names no fork (Valid is false).
+type ForkNumber uint8
+
+// The forks.
 const (
-	ForkMain = 0
-	ForkFSM  = 1
-	ForkVM   = 2
-	ForkInit = 3
+	ForkMain          ForkNumber = 0 // MAIN_FORKNUM
+	ForkFSM           ForkNumber = 1 // FSM_FORKNUM
+	ForkVisibilityMap ForkNumber = 2 // VISIBILITYMAP_FORKNUM
+	ForkInit          ForkNumber = 3 // INIT_FORKNUM
+
+	MaxForkNumber = ForkInit // MAX_FORKNUM
 )
 
-// ForkNames are pg_waldump's names of the forks (forkNames in relpath.c).
-var ForkNames = [...]string{"main", "fsm", "vm", "init"}
+// forkNames are forkNames in src/common/relpath.c.
+var forkNames = [...]string{"main", "fsm", "vm", "init"}
 
-// ForkName returns the name of fork f, or "" when it has none.
-func ForkName(f uint8) string {
-	if int(f) < len(ForkNames) {
-		return ForkNames[f]
+// Valid reports whether f names a fork.
+func (f ForkNumber) Valid() bool { return f <= MaxForkNumber }
+
+// Name returns the fork's name as pg_waldump prints it (forkNames in
+// relpath.c): "main", "fsm", "vm" or "init"; "" for a number that names no
+// fork.
+func (f ForkNumber) Name() string {
+	if f.Valid() {
+		return forkNames[f]
 	}
 	return ""
+}
+
+// String returns Name, or the number in decimal when it names no fork.
+func (f ForkNumber) String() string {
+	if f.Valid() {
+		return forkNames[f]
+	}
+	return strconv.Itoa(int(f))
+}
+
+// ParseForkNumber returns the fork that name names ("main", "fsm", "vm",
+// "init"), as forkname_to_number does.
+func ParseForkNumber(name string) (ForkNumber, bool) {
+	for i, n := range forkNames {
+		if n == name {
+			return ForkNumber(i), true
+		}
+	}
+	return 0, false
 }
 
 // Compression is the method an image is compressed with.
@@ -114,7 +146,7 @@ type BlockRef struct {
 }
 
 // Fork returns the block's fork number.
-func (b *BlockRef) Fork() uint8 { return b.ForkFlags & BlockForkMask }
+func (b *BlockRef) Fork() ForkNumber { return ForkNumber(b.ForkFlags & BlockForkMask) }
 
 // WillInit reports BKPBLOCK_WILL_INIT.
 func (b *BlockRef) WillInit() bool { return b.ForkFlags&BlockWillInit != 0 }
@@ -247,9 +279,10 @@ func (c *cursor) u32() uint32 {
 }
 
 // Decode decodes rec's body. Errors carry xlogreader's message; as in
-// PostgreSQL, the LSN they print is the previous record's (prevLSN), a quirk
-// pg_waldump users see.
-func (d *Decoder) Decode(rec *xlog.Record, prevLSN xlog.LSN) (*Record, error) {
+// PostgreSQL, the LSN they print is the previous record's (rec.PrevRead), a
+// quirk pg_waldump users see.
+func (d *Decoder) Decode(rec *xlog.Record) (*Record, error) {
+	prevLSN := rec.PrevRead
 	out := &d.rec
 	out.Record = rec
 	out.Blocks = out.blocks[:0]

@@ -28,7 +28,8 @@ func FuzzDecode(f *testing.F) {
 		binary.LittleEndian.PutUint32(raw, uint32(len(raw)))
 		rec := &xlog.Record{LSN: 0x1000028, Raw: raw, Header: xlog.ParseRecordHeader(raw), Version: v}
 		d := NewDecoder(8192)
-		out, err := d.Decode(rec, 0x1000000)
+		rec.PrevRead = 0x1000000
+		out, err := d.Decode(rec)
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("error %v is not ErrInvalid", err)

@@ -39,7 +39,7 @@ func TestRestoreImages(t *testing.T) {
 				}
 				break
 			}
-			d, err := dec.Decode(rec, 0)
+			d, err := dec.Decode(rec)
 			if err != nil {
 				t.Fatalf("%s: record at %s: %v", set.Name, rec.LSN, err)
 			}
@@ -102,7 +102,8 @@ func TestDecodeErrors(t *testing.T) {
 		raw = append(raw, c.body...)
 		binary.LittleEndian.PutUint32(raw, uint32(len(raw)))
 		rec := &xlog.Record{LSN: 0x5678, Raw: raw, Header: xlog.ParseRecordHeader(raw), Version: xlog.V15}
-		_, err := dec.Decode(rec, 0x1234)
+		rec.PrevRead = 0x1234
+		_, err := dec.Decode(rec)
 		var de *decode.Error
 		if !errors.As(err, &de) || de.Msg != c.want || !errors.Is(err, decode.ErrInvalid) {
 			t.Errorf("%s: got %v, want %q", c.name, err, c.want)

@@ -85,7 +85,7 @@ func loadImages(t testing.TB) ([]realImage, string) {
 				}
 				break
 			}
-			d, err := dec.Decode(rec, 0)
+			d, err := dec.Decode(rec)
 			if err != nil {
 				r.Close()
 				return nil, set.Name + ": " + err.Error()

@@ -65,7 +65,7 @@ func BenchmarkReadDecode(b *testing.B) {
 					if err != nil {
 						break
 					}
-					if _, err := dec.Decode(rec, 0); err != nil {
+					if _, err := dec.Decode(rec); err != nil {
 						b.Fatal(err)
 					}
 					n++

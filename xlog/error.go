@@ -9,30 +9,33 @@ import (
 // Sentinel errors. They always reach users wrapped in an *Error, which adds the
 // position and PostgreSQL's own wording of the problem.
 var (
-	ErrMagic             = errors.New("invalid page magic")             // unknown XLOG_PAGE_MAGIC, or another version than the stream's
-	ErrPageInfo          = errors.New("invalid page info bits")         // xlp_info
-	ErrSystemID          = errors.New("different database system")      // long header system identifier
-	ErrSegmentSize       = errors.New("incorrect segment size")         // long header xlp_seg_size
-	ErrPageSize          = errors.New("incorrect XLOG_BLCKSZ")          // long header xlp_xlog_blcksz
-	ErrPageAddr          = errors.New("unexpected page address")        // xlp_pageaddr: recycled or misplaced page
-	ErrTimeline          = errors.New("out-of-sequence timeline")       // xlp_tli went backwards
-	ErrZeroPage          = errors.New("zeroed page")                    // a page never written (all zero header)
-	ErrNoContRecord      = errors.New("missing contrecord flag")        // continuation page lacks XLP_FIRST_IS_CONTRECORD
-	ErrContRecordLength  = errors.New("invalid contrecord length")      // xlp_rem_len disagrees with xl_tot_len
-	ErrContRecordRequest = errors.New("contrecord requested")           // read asked to start inside continuation data
-	ErrRecordOffset      = errors.New("invalid record offset")          // record start inside a page header
-	ErrZeroLength        = errors.New("zero record length")             // xl_tot_len == 0: zeroed space, the usual end of WAL
-	ErrRecordLength      = errors.New("invalid record length")          // xl_tot_len < 24 or too long
-	ErrRmgrID            = errors.New("invalid resource manager id")    // xl_rmid
-	ErrPrevLink          = errors.New("incorrect prev-link")            // xl_prev
-	ErrChecksum          = errors.New("record checksum mismatch")       // CRC-32C
-	ErrSegmentNotFound   = errors.New("segment not found")              // a segment the stream needs is missing
-	ErrTruncated         = errors.New("truncated segment file")         // file shorter than the segment size
-	ErrNoValidRecord     = errors.New("no valid record found")          // XLogFindNextRecord failed
-	ErrBadSegmentHeader  = errors.New("invalid segment header")         // first page unusable to learn the geometry
-	ErrEndOfRange        = errors.New("end of requested range reached") // not an error: -e or ENDSEG reached
-	ErrOpenFile          = errors.New("could not open segment file")    // the source could not open (or decompress) a file
+	ErrMagic             = errors.New("invalid page magic")          // unknown XLOG_PAGE_MAGIC, or another version than the stream's
+	ErrPageInfo          = errors.New("invalid page info bits")      // xlp_info
+	ErrSystemID          = errors.New("different database system")   // long header system identifier
+	ErrSegmentSize       = errors.New("incorrect segment size")      // long header xlp_seg_size
+	ErrPageSize          = errors.New("incorrect XLOG_BLCKSZ")       // long header xlp_xlog_blcksz
+	ErrPageAddr          = errors.New("unexpected page address")     // xlp_pageaddr: recycled or misplaced page
+	ErrTimeline          = errors.New("out-of-sequence timeline")    // xlp_tli went backwards
+	ErrZeroPage          = errors.New("zeroed page")                 // a page never written (all zero header)
+	ErrNoContRecord      = errors.New("missing contrecord flag")     // continuation page lacks XLP_FIRST_IS_CONTRECORD
+	ErrContRecordLength  = errors.New("invalid contrecord length")   // xlp_rem_len disagrees with xl_tot_len
+	ErrContRecordRequest = errors.New("contrecord requested")        // read asked to start inside continuation data
+	ErrRecordOffset      = errors.New("invalid record offset")       // record start inside a page header
+	ErrZeroLength        = errors.New("zero record length")          // xl_tot_len == 0: zeroed space, the usual end of WAL
+	ErrRecordLength      = errors.New("invalid record length")       // xl_tot_len < 24 or too long
+	ErrRmgrID            = errors.New("invalid resource manager id") // xl_rmid
+	ErrPrevLink          = errors.New("incorrect prev-link")         // xl_prev
+	ErrChecksum          = errors.New("record checksum mismatch")    // CRC-32C
+	ErrSegmentNotFound   = errors.New("segment not found")           // a segment the stream needs is missing
+	ErrTruncated         = errors.New("truncated segment file")      // file shorter than the segment size
+	ErrNoValidRecord     = errors.New("no valid record found")       // XLogFindNextRecord failed
+	ErrBadSegmentHeader  = errors.New("invalid segment header")      // first page unusable to learn the geometry
+	ErrOpenFile          = errors.New("could not open segment file") // the source could not open (or decompress) a file
 )
+
+// errEndOfRange says that reading reached Options.End; it never leaves the
+// package: Next and Resync return io.EOF instead.
+var errEndOfRange = errors.New("end of requested range reached")
 
 // Error is a positioned WAL reading error. It carries both the position where
 // the problem was detected and PostgreSQL's own message for it, in the wording
@@ -60,9 +63,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // IsEndOfWAL reports whether err is one of the conditions that normally mark
 // the end of written WAL rather than damage: zeroed space where the next record
 // or page would be, a recycled segment whose page address is older than
-// expected, or the end of the available files.
+// expected, or the end of the available files (io.EOF). A nil error is no
+// end.
 func IsEndOfWAL(err error) bool {
-	if err == nil || err == io.EOF {
+	if err == nil {
+		return false
+	}
+	if err == io.EOF {
 		return true
 	}
 	if errors.Is(err, ErrZeroLength) || errors.Is(err, ErrZeroPage) {

@@ -84,7 +84,7 @@ func FuzzReader(f *testing.F) {
 			if len(rec.Raw) != int(rec.Header.TotLen) || rec.EndLSN <= rec.LSN {
 				t.Fatalf("record at %s: %d bytes for xl_tot_len %d, end %s", rec.LSN, len(rec.Raw), rec.Header.TotLen, rec.EndLSN)
 			}
-			d, err := dec.Decode(rec, 0)
+			d, err := dec.Decode(rec)
 			if err != nil {
 				if !errors.Is(err, decode.ErrInvalid) {
 					t.Fatalf("decode error %v is not ErrInvalid", err)

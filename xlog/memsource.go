@@ -7,7 +7,8 @@ import (
 )
 
 // MemSource is a Source over segment files held in memory, keyed by file
-// name (24 hex digits, optionally ".partial"; or "TTTTTTTT.history").
+// name (24 hex digits, optionally ".partial"; or "TTTTTTTT.history"). It
+// implements HistoryReader.
 type MemSource struct {
 	files     []SegmentFile
 	data      map[string][]byte
@@ -44,7 +45,7 @@ func NewMemSource(files map[string][]byte) *MemSource {
 // Segments implements Source.
 func (s *MemSource) Segments() []SegmentFile { return s.files }
 
-// Histories implements Source. The paths it returns are keys for ReadHistory.
+// Histories implements HistoryReader; the keys are the file names.
 func (s *MemSource) Histories() map[TimeLineID]string { return s.histories }
 
 // Open implements Source.
@@ -56,10 +57,10 @@ func (s *MemSource) Open(f SegmentFile) (File, error) {
 	return nopCloser{bytes.NewReader(b)}, nil
 }
 
-// ReadHistory implements historyReader.
-func (s *MemSource) ReadHistory(path string) (string, error) {
-	b, ok := s.data[path]
-	if !ok {
+// ReadHistory implements HistoryReader.
+func (s *MemSource) ReadHistory(name string) (string, error) {
+	b, ok := s.data[name]
+	if _, hist := ParseHistoryName(name); !ok || !hist {
 		return "", fs.ErrNotExist
 	}
 	return string(b), nil
@@ -69,7 +70,4 @@ type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
 
-// historyReader is implemented by sources that read history files themselves.
-type historyReader interface {
-	ReadHistory(path string) (string, error)
-}
+var _ HistoryReader = (*MemSource)(nil)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"sync"
 )
 
@@ -19,7 +18,7 @@ func (r *Reader) readPage(pagePtr LSN, reqLen int) ([]byte, error) {
 		// end pointer, and xlogreader needs more than a short header.
 		need := LSN(max(reqLen, ShortPageHeaderSize+1))
 		if pagePtr+need > r.opts.End {
-			return nil, ErrEndOfRange
+			return nil, errEndOfRange
 		}
 	}
 	if r.pageValid && pagePtr == r.pagePtr {
@@ -211,15 +210,6 @@ func (r *Reader) validatePage(pagePtr LSN, page []byte) error {
 	r.latestPagePtr = pagePtr
 	r.latestPageTLI = h.TLI
 	return nil
-}
-
-func readFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // windowSize is how much of a segment file one read brings in. Small enough

@@ -41,6 +41,10 @@ type Options struct {
 	// starts at or after it, wherever that record ends: a span of the stream
 	// read by one worker holds exactly the records that start in it.
 	StopAt LSN
+	// Continues says the reading goes on from another that ended at Start
+	// (a later span of a parallel read): the first record's PrevRead is then
+	// its xl_prev, as if one reader had read on, not InvalidLSN.
+	Continues bool
 }
 
 // HeadersOnlyKeep is how much of a page-spanning record Options.HeadersOnly
@@ -126,28 +130,27 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 	// Choose the target timeline and its history.
 	target := opts.Timeline
 	if opts.FollowHistory {
+		var histories map[TimeLineID]string
+		hr, _ := src.(HistoryReader)
+		if hr != nil {
+			histories = hr.Histories()
+		}
 		if target == 0 {
 			for _, f := range files {
 				target = max(target, f.Name.TLI)
 			}
-			for t := range src.Histories() {
+			for t := range histories {
 				target = max(target, t)
 			}
 		}
 		var hist []HistoryEntry
-		if path, ok := src.Histories()[target]; ok && target > 1 {
-			var text string
-			var err error
-			if hr, ok := src.(historyReader); ok {
-				text, err = hr.ReadHistory(path)
-			} else {
-				text, err = readSmallFile(path)
-			}
+		if key, ok := histories[target]; ok && target > 1 {
+			text, err := hr.ReadHistory(key)
 			if err != nil {
 				return nil, err
 			}
 			if hist, err = ParseHistory(text, target); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, fmt.Errorf("%s: %w", key, err)
 			}
 		}
 		r.plan = TimelinePlan(target, hist)
@@ -210,11 +213,6 @@ func (r *Reader) isCandidate(tli TimeLineID, segno uint64) bool {
 		}
 	}
 	return false
-}
-
-func readSmallFile(path string) (string, error) {
-	b, err := readFileLimited(path, 1<<20)
-	return string(b), err
 }
 
 // readGeometry reads the long header of f's first page.
@@ -335,7 +333,7 @@ func (r *Reader) Next() (*Record, error) {
 		rec, err = r.readRecord(r.next, false)
 	}
 	if err != nil {
-		if errors.Is(err, ErrEndOfRange) {
+		if errors.Is(err, errEndOfRange) {
 			err = io.EOF
 		}
 		r.err = err
@@ -345,6 +343,10 @@ func (r *Reader) Next() (*Record, error) {
 		r.err = io.EOF
 		r.next = rec.LSN
 		return nil, io.EOF
+	}
+	rec.PrevRead = r.lastLSN
+	if r.lastLSN == 0 && r.opts.Continues {
+		rec.PrevRead = rec.Header.Prev
 	}
 	r.lastLSN = rec.LSN
 	return rec, nil
@@ -427,7 +429,7 @@ func (r *Reader) findFirst() (*Record, error) {
 }
 
 func (r *Reader) notFound(start LSN, err error) error {
-	if err == io.EOF || errors.Is(err, ErrEndOfRange) || IsEndOfWAL(err) {
+	if err == io.EOF || errors.Is(err, errEndOfRange) || IsEndOfWAL(err) {
 		return err
 	}
 	e := &Error{LSN: start, Msg: fmt.Sprintf("could not find a valid record after %s", start),

@@ -73,6 +73,12 @@ type Record struct {
 	// was lost and overwritten (XLP_FIRST_IS_OVERWRITE_CONTRECORD) just before
 	// this record: the reader dropped it, as xlogreader does.
 	Aborted LSN
+	// PrevRead is the start of the record read before this one in the
+	// stream (xlogreader's ReadRecPtr while it decodes this record, which
+	// decoding errors name): InvalidLSN for the first record a reading
+	// returns, unless Options.Continues says the reading goes on from one
+	// that ended at Options.Start.
+	PrevRead LSN
 }
 
 // Type returns the record-type bits of xl_info.

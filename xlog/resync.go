@@ -60,7 +60,7 @@ func (r *Reader) Resync() (LSN, error) {
 			r.next, r.prev, r.err = start, InvalidLSN, nil
 			return start, nil
 		}
-		if err == io.EOF || errors.Is(err, ErrEndOfRange) {
+		if err == io.EOF || errors.Is(err, errEndOfRange) {
 			r.err = io.EOF
 			return 0, io.EOF
 		}

@@ -2,6 +2,7 @@ package xlog
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -27,14 +28,37 @@ type SegmentFile struct {
 // Source gives a Reader the segment files of one WAL stream. Segment numbers
 // depend on the segment size, which only the WAL itself tells, so a Source
 // indexes files by name.
+//
+// A Source may also implement two optional interfaces, which the Reader
+// looks for with a type assertion:
+//
+//   - HistoryReader, if it holds timeline history files (TTTTTTTT.history).
+//     A Reader that follows timelines (Options.FollowHistory) reads the
+//     target timeline's history through it; a Source without it has no
+//     history, and the Reader reads only the target timeline's files.
+//   - HeadReader, if opening a file whole is expensive (a compressed file
+//     that Open decompresses): the Reader reads each first page header
+//     through it.
+//
+// DirSource, MemSource and xlog/archive's Source implement HistoryReader;
+// xlog/archive's also implements HeadReader.
 type Source interface {
 	// Segments lists the segment files, sorted by name, a plain file before
 	// its ".partial" twin.
 	Segments() []SegmentFile
 	// Open opens one of the files Segments lists.
 	Open(f SegmentFile) (File, error)
-	// Histories returns the timeline history files found, by timeline.
+}
+
+// HistoryReader is implemented by sources that hold timeline history files.
+// Listing and reading go together: a source that lists a history file can
+// read it, wherever it keeps it (on disk, in memory, compressed, in a tar).
+type HistoryReader interface {
+	// Histories returns the history files, by timeline. The values are keys
+	// for ReadHistory (a path, or whatever the source names files by).
 	Histories() map[TimeLineID]string
+	// ReadHistory returns the text of the history file that key names.
+	ReadHistory(key string) (string, error)
 }
 
 // HeadReader is implemented by sources whose files are expensive to open
@@ -45,15 +69,20 @@ type HeadReader interface {
 	ReadHead(f SegmentFile, b []byte) (int, error)
 }
 
-// DirSource is a Source over files on disk: a directory (a pg_wal, a data
-// directory holding pg_wal, or a flat archive directory) or a list of files.
+// DirSource is a Source over plain (uncompressed) files on disk: a directory
+// (a pg_wal, a data directory holding pg_wal, or a flat archive directory).
+// It implements HistoryReader. To open WAL in any other form (compressed
+// files, a backup tool's repository, tar files, a list of files), use
+// xlog/archive's Open, which recognises every form this one does.
 type DirSource struct {
 	files     []SegmentFile
 	histories map[TimeLineID]string
 }
 
-// OpenDir indexes the WAL segment files and history files of dir. A data
-// directory is recognised by its pg_wal (or pre-10 pg_xlog) subdirectory.
+// OpenDir indexes the plain WAL segment files and history files of dir. A
+// data directory is recognised by its pg_wal (or pre-10 pg_xlog)
+// subdirectory. Other files are ignored: a directory without segment files
+// gives a source without segments, which NewReader refuses (ErrNoSegments).
 func OpenDir(dir string) (*DirSource, error) {
 	for _, sub := range []string{"pg_wal", "pg_xlog"} {
 		if st, err := os.Stat(filepath.Join(dir, sub)); err == nil && st.IsDir() {
@@ -109,8 +138,38 @@ func (s *DirSource) sort() {
 // Segments implements Source.
 func (s *DirSource) Segments() []SegmentFile { return s.files }
 
-// Histories implements Source.
+// Histories implements HistoryReader; the keys are the files' paths.
 func (s *DirSource) Histories() map[TimeLineID]string { return s.histories }
+
+// ReadHistory implements HistoryReader: it reads the history file at path,
+// one of those Histories lists.
+func (s *DirSource) ReadHistory(path string) (string, error) {
+	listed := false
+	for _, p := range s.histories {
+		listed = listed || p == path
+	}
+	if !listed {
+		return "", &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxHistorySize+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxHistorySize {
+		return "", fmt.Errorf("%s: %w: history file larger than %d bytes", path, ErrSyntax, maxHistorySize)
+	}
+	return string(b), nil
+}
+
+// maxHistorySize bounds the history files DirSource reads.
+const maxHistorySize = 1 << 20
+
+var _ HistoryReader = (*DirSource)(nil)
 
 // Open implements Source.
 func (s *DirSource) Open(f SegmentFile) (File, error) { return os.Open(f.Path) }

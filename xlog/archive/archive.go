@@ -5,16 +5,46 @@
 // directories, and tar files (plain or compressed) holding pg_wal/ or bare
 // segments.
 //
+// Open is the one entry point: it takes one path or several, detects the
+// layout and returns a *Source, which implements xlog.Source and its optional
+// interfaces xlog.HistoryReader and xlog.HeadReader. When nothing at the
+// paths is WAL it returns an error matching xlog.ErrNoSegments, never an
+// empty source:
+//
+//	src, err := archive.Open("/var/lib/pgbackrest") // a pg_wal, a tar file, files...
+//	if err != nil {
+//		return err // errors.Is(err, xlog.ErrNoSegments): no WAL there
+//	}
+//	defer src.Close()
+//	r, err := xlog.NewReader(src, xlog.Options{FollowHistory: true})
+//
+// The layouts recognised (Layout; Source.Layout tells which was found):
+//
+//	LayoutDirectory  pg_wal, a data directory, pg_receivewal's directory, a flat archive
+//	                 000000010000000000000001[.gz .zst .lz4 .bz2 .xz .lzma .br ...][.partial]
+//	                 00000002.history[.gz ...]
+//	LayoutPgBackRest archive/<stanza>/archive.info
+//	                 archive/<stanza>/<version>-<id>/0000000100000000/000000010000000000000001-<sha1>[.gz .lz4 .zst .bz2]
+//	LayoutWALG       wal_005/000000010000000000000001{.lz4 .br .zst .lzma .}
+//	LayoutBarman     wals/xlog.db, wals/0000000100000000/000000010000000000000001 (compressed, same name)
+//	LayoutTar        pg_wal.tar[.gz .zst .lz4 ...] holding pg_wal/<name> or <name>
+//	LayoutFiles      files named one by one (several paths)
+//
 // A compressed segment is decompressed when it is opened, one at a time, into
 // a buffer bounded by the segment size its own long page header gives: content
 // beyond it is refused (ErrTooLarge). Encrypted files are reported as such
 // (ErrEncrypted), and content that is neither WAL nor compressed WAL as
 // unrecognised (ErrUnrecognized), never as WAL corruption. pgBackRest's
 // SHA-1 in a file's name is checked against the decompressed content when the
-// file is opened (ErrChecksum).
+// file is opened (ErrChecksum). Problems with one file are *Error values,
+// naming the file and wrapping one of these sentinels.
 //
 // Facts lists every file found with its sizes, compression and problems:
-// duplicates, files of another system, gaps, unreadable files.
+// duplicates, files of another system, gaps, unreadable files; Summarize
+// totals them.
+//
+// xlog.OpenDir is a lighter alternative for a directory known to hold plain
+// segment files only: it neither decompresses nor recognises layouts.
 package archive
 
 import (
@@ -64,8 +94,11 @@ type entry struct {
 	problems []Problem // found while indexing
 }
 
-// Source is a WAL archive of any layout. It implements xlog.Source and
-// reads history files itself (ReadHistory). It is safe for concurrent use.
+// Source is a WAL archive of any layout, as Open finds it. It implements
+// xlog.Source and both of its optional interfaces: xlog.HistoryReader (it
+// reads history files where they are stored, decompressing them) and
+// xlog.HeadReader (it decompresses only the first bytes of a segment to give
+// the reader its geometry). It is safe for concurrent use.
 type Source struct {
 	root      string
 	layout    Layout
@@ -96,12 +129,17 @@ type RepoInfo struct {
 	Note      string `json:"note,omitempty"`
 }
 
-var _ xlog.Source = (*Source)(nil)
+var (
+	_ xlog.Source        = (*Source)(nil)
+	_ xlog.HistoryReader = (*Source)(nil)
+	_ xlog.HeadReader    = (*Source)(nil)
+)
 
 // Segments implements xlog.Source.
 func (s *Source) Segments() []xlog.SegmentFile { return s.files }
 
-// Histories implements xlog.Source; the paths are keys for ReadHistory.
+// Histories implements xlog.HistoryReader; the values are keys for
+// ReadHistory (a path, or "tarfile:member").
 func (s *Source) Histories() map[xlog.TimeLineID]string { return s.histories }
 
 // Layout is the layout detected at the top path.
@@ -236,9 +274,10 @@ func (e *entry) readHash(st *stream, keep bool, extra io.Writer) (*content, erro
 	return c, nil
 }
 
-// ReadHistory reads a timeline history file, decompressing it if needed.
-func (s *Source) ReadHistory(path string) (string, error) {
-	e := s.byKey[path]
+// ReadHistory implements xlog.HistoryReader: it reads the timeline history
+// file that key (a value of Histories) names, decompressing it if needed.
+func (s *Source) ReadHistory(key string) (string, error) {
+	e := s.byKey[key]
 	if e == nil || !e.name.History {
 		return "", fs.ErrNotExist
 	}
@@ -285,12 +324,53 @@ func (s *Source) withStreamBuffer(e *entry, size int, fn func(*stream) error) er
 	return fn(st)
 }
 
-// Open opens the WAL at path, detecting its layout: a pgBackRest repository
-// (or its archive/ or archive/<stanza> directory), a wal-g storage (or its
-// wal_005/), a Barman server directory (or its wals/), a data directory, a
-// directory of segment files (plain or compressed, pg_receivewal's included;
-// tar files in it are read too), a tar file, or one segment file.
-func Open(path string) (*Source, error) {
+// Open opens the WAL at paths as one stream, whatever form it is kept in,
+// plain or compressed alike: it is the way to open WAL on disk. One path may
+// be:
+//
+//   - a directory of segment files, plain or compressed: a pg_wal,
+//     pg_receivewal's directory, a flat archive (tar files in it are read
+//     too), or a data directory (its pg_wal, or pg_xlog before 10);
+//   - a backup tool's repository: pgBackRest's (the repository, its
+//     archive/ or its archive/<stanza> directory), wal-g's (the storage or
+//     its wal_005/), Barman's (the server directory or its wals/);
+//   - a tar file (plain or compressed) holding pg_wal/ or bare segments;
+//   - one segment or history file.
+//
+// Several paths are read as one stream: directories as above, tar files
+// whole, and other files whose names are WAL file names one by one (other
+// files are skipped).
+//
+// When nothing at paths is WAL (no segment or history file, nor a file that
+// Barman's xlog.db lists), Open returns an *Error matching
+// xlog.ErrNoSegments rather than an empty source. A path that does not exist
+// gives the os.Stat error; an ambiguous layout, ErrLayout.
+//
+// xlog.OpenDir is the lighter choice for a directory known to hold plain
+// files only; it does not detect layouts or compression.
+func Open(paths ...string) (*Source, error) {
+	var s *Source
+	var err error
+	switch len(paths) {
+	case 0:
+		return nil, &Error{Err: xlog.ErrNoSegments, Msg: "no path given"}
+	case 1:
+		s, err = openOne(paths[0])
+	default:
+		s, err = openMany(paths)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(s.entries) == 0 {
+		s.Close()
+		return nil, &Error{Path: s.root, Err: xlog.ErrNoSegments, Msg: "no WAL segment or history file found"}
+	}
+	return s, nil
+}
+
+// openOne opens one path, detecting its layout.
+func openOne(path string) (*Source, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -310,22 +390,20 @@ func Open(path string) (*Source, error) {
 	return s, nil
 }
 
-// OpenPaths opens several paths as one stream: directories as Open does,
-// tar files whole, and other files whose names are WAL file names one by one
-// (other files are skipped).
-func OpenPaths(paths []string) (*Source, error) {
-	if len(paths) == 1 {
-		return Open(paths[0])
-	}
+// openMany opens several paths as one stream.
+func openMany(paths []string) (*Source, error) {
 	s := &Source{root: strings.Join(paths, " "), layout: LayoutFiles}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
+			s.Close()
 			return nil, err
 		}
 		if st.IsDir() {
 			sub := &Source{root: p}
 			if err := sub.addDir(p); err != nil {
+				sub.Close()
+				s.Close()
 				return nil, err
 			}
 			s.entries = append(s.entries, sub.entries...)
@@ -336,21 +414,9 @@ func OpenPaths(paths []string) (*Source, error) {
 			continue
 		}
 		if err := s.addFile(p, st, false); err != nil {
+			s.Close()
 			return nil, err
 		}
-	}
-	s.finish()
-	return s, nil
-}
-
-// OpenDir opens a flat directory of segment files, plain or compressed (and
-// the pg_wal of a data directory), without looking for other layouts: the
-// directory of pg_waldump's -p form.
-func OpenDir(dir string) (*Source, error) {
-	dir = dataDirWAL(dir)
-	s := &Source{root: dir, layout: LayoutDirectory}
-	if err := s.scanFlat(dir, LayoutDirectory, false); err != nil {
-		return nil, err
 	}
 	s.finish()
 	return s, nil

@@ -1,0 +1,317 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/xlog"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testwal.Cleanup()
+	os.Exit(code)
+}
+
+// got is what a reading delivered: every record's identity, and its end.
+type got struct {
+	recs []recID
+	end  xlog.LSN
+	err  string // "" at a clean end
+}
+
+type recID struct {
+	lsn, endLSN, prevRead xlog.LSN
+	crc                   uint32
+	tli                   xlog.TimeLineID
+}
+
+func idOf(rec *xlog.Record) recID {
+	return recID{rec.LSN, rec.EndLSN, rec.PrevRead, rec.Header.CRC, rec.TLI}
+}
+
+// sequential reads src with one xlog.Reader, stopping (with stopErr) at the
+// record starting at stopAt, if not 0.
+func sequential(t *testing.T, src xlog.Source, opts xlog.Options, stopAt xlog.LSN, stopErr error) got {
+	t.Helper()
+	r, err := xlog.NewReader(src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var g got
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			g.end = r.EndLSN()
+			if err != io.EOF {
+				g.err = err.Error()
+			}
+			return g
+		}
+		g.recs = append(g.recs, idOf(rec))
+		g.end = rec.EndLSN
+		if rec.LSN == stopAt {
+			g.end = rec.LSN
+			if stopErr != ErrStop {
+				g.err = stopErr.Error()
+			} else {
+				g.end = rec.EndLSN
+			}
+			return g
+		}
+	}
+}
+
+// parallel reads src with Run; each part is the records of one span.
+func parallel(t *testing.T, s *Stream, stopAt xlog.LSN, stopErr error) (got, Result) {
+	t.Helper()
+	var g got
+	res, err := Run(s, Job[*[]recID]{
+		NewPart: func(SpanInfo) *[]recID { return new([]recID) },
+		Record: func(p *[]recID, rec *xlog.Record) error {
+			*p = append(*p, idOf(rec))
+			if rec.LSN == stopAt {
+				return stopErr
+			}
+			return nil
+		},
+		Merge: func(p *[]recID) error {
+			g.recs = append(g.recs, *p...)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.end = res.End
+	if res.Err != nil {
+		g.err = res.Err.Error()
+	}
+	if res.Records != int64(len(g.recs)) {
+		t.Errorf("Result.Records %d, merged %d", res.Records, len(g.recs))
+	}
+	if len(g.recs) > 0 && (res.First != g.recs[0].lsn || res.Last != g.recs[len(g.recs)-1].lsn) {
+		t.Errorf("Result first/last %s/%s, merged %s/%s", res.First, res.Last, g.recs[0].lsn, g.recs[len(g.recs)-1].lsn)
+	}
+	return g, res
+}
+
+func same(t *testing.T, what string, want, have got) {
+	t.Helper()
+	if len(want.recs) != len(have.recs) {
+		t.Errorf("%s: %d records, sequential %d", what, len(have.recs), len(want.recs))
+	}
+	for i := range min(len(want.recs), len(have.recs)) {
+		if want.recs[i] != have.recs[i] {
+			t.Errorf("%s: record %d is %+v, sequential %+v", what, i, have.recs[i], want.recs[i])
+			break
+		}
+	}
+	if want.end != have.end || want.err != have.err {
+		t.Errorf("%s: ended at %s with %q, sequential at %s with %q", what, have.end, have.err, want.end, want.err)
+	}
+}
+
+// inputs lists every fixture and corpus (all timelines followed) and every
+// case of the corruption catalogue.
+func inputs(t *testing.T) map[string]string {
+	out := map[string]string{}
+	for _, s := range testwal.Sets(t) {
+		out[s.Name] = filepath.Join(testwal.Extract(t, s), "archive")
+	}
+	root := testwal.Root(t)
+	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
+	if len(cases) < 10 {
+		t.Fatalf("only %d cases in fixtures/corrupt", len(cases))
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		if err := testwal.UntarZstd(c, dir); err != nil {
+			t.Fatal(err)
+		}
+		out["corrupt/"+filepath.Base(filepath.Dir(c))] = dir
+	}
+	return out
+}
+
+// TestParallelEqualsSequential: on every fixture, corpus and corruption case,
+// with spans of one segment and of odd sizes, on 2 to 5 workers, Run delivers
+// the records one reader delivers, in order, and ends where and as it ends;
+// and a Job that stops at a record (an error, or ErrStop) ends there too.
+func TestParallelEqualsSequential(t *testing.T) {
+	for name, dir := range inputs(t) {
+		t.Run(name, func(t *testing.T) {
+			src, err := xlog.OpenDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := xlog.Options{FollowHistory: true}
+			want := sequential(t, src, opts, 0, nil)
+			if len(want.recs) == 0 {
+				t.Skip("no record")
+			}
+			s0, err := Open(src, Config{Reader: opts, Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seg := int(s0.SegmentSize())
+			spans := 0
+			for _, c := range []struct{ workers, segs int }{{2, 1}, {3, 1}, {2, 3}, {5, 2}, {4, 7}} {
+				s, err := Open(src, Config{Reader: opts, Workers: c.workers, SpanBytes: c.segs*seg + seg/3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				spans = max(spans, len(s.Spans()))
+				have, _ := parallel(t, s, 0, nil)
+				same(t, fmt.Sprintf("%d workers, %d-segment spans", c.workers, c.segs), want, have)
+			}
+			if spans < 2 && len(src.Segments()) > 1 {
+				t.Errorf("%d segments read in %d span", len(src.Segments()), spans)
+			}
+			// A Job that ends the reading at a record in the middle.
+			stopAt := want.recs[len(want.recs)*2/3].lsn
+			for _, stopErr := range []error{errors.New("enough"), ErrStop} {
+				s, _ := Open(src, Config{Reader: opts, Workers: 3, SpanBytes: seg})
+				have, res := parallel(t, s, stopAt, stopErr)
+				same(t, fmt.Sprintf("stopping with %v", stopErr), sequential(t, src, opts, stopAt, stopErr), have)
+				if stopErr != ErrStop && !errors.Is(res.Err, stopErr) {
+					t.Errorf("Result.Err %v, want the Job's error", res.Err)
+				}
+			}
+		})
+	}
+}
+
+// TestFailedJoinReadsOn: when a span's first record is not where the
+// previous span ended (here a span that starts a record late, as a segment
+// rewritten under the readers would make it), the join is refused and the
+// rest of the stream is read on from the last good record by one reader:
+// the result is still the sequential one, record for record.
+func TestFailedJoinReadsOn(t *testing.T) {
+	var set testwal.Set
+	for _, s := range testwal.Sets(t) {
+		if s.Name == "fixtures/pg15-replica-lz4" {
+			set = s
+		}
+	}
+	if set.Dir == "" {
+		t.Fatal("fixtures/pg15-replica-lz4 missing")
+	}
+	src, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := xlog.Options{FollowHistory: true}
+	want := sequential(t, src, opts, 0, nil)
+	s, err := Open(src, Config{Reader: opts, Workers: 3, SpanBytes: int(2 * 1 << 20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.spans) < 3 {
+		t.Fatalf("%d spans", len(s.spans))
+	}
+	// Span 1 begins one byte after its first record: its reader starts at the
+	// record after, and the join with span 0 fails.
+	var first xlog.LSN
+	for _, r := range want.recs {
+		if r.lsn >= s.spans[1].Start {
+			first = r.lsn
+			break
+		}
+	}
+	s.spans[1].Start = first + 1
+	var resumed atomic.Int32
+	var g got
+	res, err := Run(s, Job[*[]recID]{
+		NewPart: func(info SpanInfo) *[]recID {
+			if info.Resumed {
+				resumed.Add(1)
+			}
+			return new([]recID)
+		},
+		Record: func(p *[]recID, rec *xlog.Record) error { *p = append(*p, idOf(rec)); return nil },
+		Merge:  func(p *[]recID) error { g.recs = append(g.recs, *p...); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.end = res.End
+	if res.Err != nil {
+		g.err = res.Err.Error()
+	}
+	if resumed.Load() != 1 {
+		t.Errorf("%d resumed readings, want 1", resumed.Load())
+	}
+	same(t, "with a failed join", want, g)
+}
+
+func TestCheckJoin(t *testing.T) {
+	if err := CheckJoin(0x100, 0x140, 0x140, 0x100); err != nil {
+		t.Errorf("a good join: %v", err)
+	}
+	for _, c := range []struct {
+		first, prev xlog.LSN
+		msg         string
+	}{
+		{0x140, 0xF8, "record with incorrect prev-link 0/F8 at 0/140"},
+		{0x180, 0x140, "the record after 0/100 should start at 0/140, the next one found starts at 0/180"},
+	} {
+		err := CheckJoin(0x100, 0x140, c.first, c.prev)
+		var xe *xlog.Error
+		if !errors.As(err, &xe) || xe.Msg != c.msg || xe.LSN != c.first || xe.RecordLSN != 0x100 {
+			t.Errorf("CheckJoin: %#v, want an *xlog.Error %q at %s", err, c.msg, c.first)
+		}
+		if !errors.Is(err, ErrJoin) || !errors.Is(err, xlog.ErrPrevLink) {
+			t.Errorf("%v wraps neither ErrJoin nor xlog.ErrPrevLink", err)
+		}
+	}
+}
+
+// TestBoundedLookAhead: however slow the merging, at most Workers+1 spans
+// are read but not yet merged.
+func TestBoundedLookAhead(t *testing.T) {
+	// the set with the most segments
+	var src *xlog.DirSource
+	for _, set := range testwal.Sets(t) {
+		d, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src == nil || len(d.Segments()) > len(src.Segments()) {
+			src = d
+		}
+	}
+	s, err := Open(src, Config{Reader: xlog.Options{FollowHistory: true, HeadersOnly: true}, Workers: 2, SpanBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Spans()) < 6 {
+		t.Fatalf("%d spans", len(s.Spans()))
+	}
+	var read, merged, worst atomic.Int32
+	RunSpans(s, func(info SpanInfo, _ *atomic.Bool) int {
+		if n := read.Add(1) - merged.Load(); n > worst.Load() {
+			worst.Store(n)
+		}
+		return info.Index
+	}, func(i int, got int) bool {
+		if got != i {
+			t.Errorf("span %d merged as %d", got, i)
+		}
+		merged.Add(1)
+		return true
+	})
+	if worst.Load() > 3 {
+		t.Errorf("%d spans read ahead of the merge, want at most 3", worst.Load())
+	}
+	if int(merged.Load()) != len(s.Spans()) {
+		t.Errorf("%d of %d spans merged", merged.Load(), len(s.Spans()))
+	}
+}
