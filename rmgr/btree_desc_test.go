@@ -167,33 +167,6 @@ func TestBtreeDescUncovered(t *testing.T) {
 	}
 }
 
-// TestIndexDescNoPanic feeds every info value of every version, with main and
-// block data of every length up to a limit, to the index descriptions.
-func TestBtreeIndexDescNoPanic(t *testing.T) {
-	buf := make([]byte, 80)
-	for i := range buf {
-		buf[i] = byte(i*37 + 11)
-	}
-	for _, m := range []*Manager{&btreeManager, &hashManager, &ginManager, &gistManager, &spgManager, &brinManager} {
-		for v := xlog.V10; v <= xlog.V18; v++ {
-			for info := 0; info < 256; info += 0x10 {
-				for n := 0; n <= len(buf); n += 3 {
-					rec := &decode.Record{Record: &xlog.Record{
-						Version: v,
-						Header:  xlog.RecordHeader{Info: uint8(info), Rmid: m.ID},
-					}, MainData: buf[:n]}
-					rec.Blocks = []decode.BlockRef{{ID: 0, ForkFlags: decode.BlockHasData, Data: buf[n:], DataLen: uint16(len(buf) - n)}}
-					m.Desc(nil, rec)
-					rec.Blocks[0].HasImage = true
-					m.Desc(nil, rec)
-					rec.Blocks = nil
-					m.Desc(nil, rec)
-				}
-			}
-		}
-	}
-}
-
 func BenchmarkBtreeDescDelete(b *testing.B) {
 	rec := btreeRec(xlog.V18, 0x70, btreeLE(uint32(900), uint16(3), uint16(1), uint8(0)),
 		btreeLE(uint16(4), uint16(5), uint16(6), uint16(10), uint16(2), uint16(0), uint16(5)))

@@ -70,7 +70,7 @@ var tablespaceVersionDirectory = map[xlog.Version]string{
 // appendRelPath appends relpathperm(rel, fork) as the given version prints
 // it: "global/R", "base/D/R" or "pg_tblspc/S/PG_…/D/R", with "_fork" for
 // forks other than main (GetRelationPath in src/common/relpath.c).
-func appendRelPath(dst []byte, v xlog.Version, rel decode.RelFileLocator, fork uint8) []byte {
+func appendRelPath(dst []byte, v xlog.Version, rel decode.RelFileLocator, fork decode.ForkNumber) []byte {
 	switch {
 	case rel.SpcOID == globalTablespaceOID:
 		dst = append(dst, "global/"...)
@@ -92,7 +92,7 @@ func appendRelPath(dst []byte, v xlog.Version, rel decode.RelFileLocator, fork u
 	}
 	if fork != decode.ForkMain {
 		dst = append(dst, '_')
-		dst = append(dst, decode.ForkName(fork)...)
+		dst = append(dst, fork.Name()...)
 	}
 	return dst
 }

@@ -2,7 +2,6 @@ package rmgr
 
 import (
 	"encoding/binary"
-	"math/rand"
 	"testing"
 
 	"github.com/walscope/walscope/decode"
@@ -180,30 +179,6 @@ func TestHeapDescVersions(t *testing.T) {
 		// DELETE|0x80 is UNKNOWN to identify, but heap_desc masks the opcode.
 		{"DELETE|INIT", xlog.V15, 0x90, delNoBits, nil, "off 5 flags 0x01 "},
 	})
-}
-
-// TestHeapDescMalformed feeds short and random payloads of every record type
-// to every version: no panics, whatever is printed.
-func TestHeapDescMalformed(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	var dst []byte
-	for v := xlog.V10; v <= xlog.V18; v++ {
-		for _, rmid := range []xlog.RmgrID{xlog.RmgrHeap, xlog.RmgrHeap2} {
-			for info := 0; info < 256; info += 0x10 {
-				for n := 0; n < 64; n++ {
-					main := make([]byte, rng.Intn(48))
-					rng.Read(main)
-					var block []byte
-					if rng.Intn(3) > 0 {
-						block = make([]byte, 1+rng.Intn(40))
-						rng.Read(block)
-					}
-					rec := heapTestRecord(v, rmid, uint8(info), main, block)
-					dst = AppendDesc(dst[:0], rec)
-				}
-			}
-		}
-	}
 }
 
 // TestHeapDescNoAlloc checks that describing a record appends without

@@ -30,12 +30,12 @@ var smgrManager = Manager{
 // SmgrCreate decodes a Storage CREATE record (xl_smgr_create in
 // src/include/catalog/storage_xlog.h: RelFileLocator, then ForkNumber): the
 // relation file a transaction created.
-func SmgrCreate(rec *decode.Record) (rel decode.RelFileLocator, fork uint8, ok bool) {
+func SmgrCreate(rec *decode.Record) (rel decode.RelFileLocator, fork decode.ForkNumber, ok bool) {
 	if rec.Header.Rmid != xlog.RmgrStorage || rec.Header.Info&0xF0 != smgrCreate || len(rec.MainData) < 16 {
 		return rel, 0, false
 	}
 	r := newDataReader(rec.MainData)
 	rel = decode.RelFileLocator{SpcOID: r.u32(), DBOID: r.u32(), RelNumber: r.u32()}
-	fork = uint8(r.i32())
+	fork = decode.ForkNumber(r.i32())
 	return rel, fork, r.ok()
 }

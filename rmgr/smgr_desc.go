@@ -54,9 +54,9 @@ func smgrReadRel(r *dataReader) decode.RelFileLocator {
 // smgrForkNumber returns f as appendRelPath's fork argument. A fork number
 // outside forkNames (only in a corrupt record) has no defined output in
 // PostgreSQL, which would index past the array; we print the main-fork path.
-func smgrForkNumber(f int32) uint8 {
-	if f < 0 || int(f) >= len(decode.ForkNames) {
+func smgrForkNumber(f int32) decode.ForkNumber {
+	if f < 0 || f > int32(decode.MaxForkNumber) {
 		return decode.ForkMain
 	}
-	return uint8(f)
+	return decode.ForkNumber(f)
 }

@@ -96,31 +96,6 @@ func TestSmgrDesc(t *testing.T) {
 	})
 }
 
-// TestSmgrGroupDescNeverPanics feeds every record type of every version of
-// the group's managers with truncated and garbage main data.
-func TestSmgrGroupDescNeverPanics(t *testing.T) {
-	ids := []xlog.RmgrID{
-		xlog.RmgrStorage, xlog.RmgrCLOG, xlog.RmgrDatabase, xlog.RmgrTablespace,
-		xlog.RmgrMultiXact, xlog.RmgrSequence, xlog.RmgrCommitTs,
-		xlog.RmgrReplicationOrigin, xlog.RmgrGeneric, xlog.RmgrLogicalMessage,
-	}
-	garbage := make([]byte, 64)
-	for i := range garbage {
-		garbage[i] = 0xFF - byte(i)
-	}
-	huge := smgrLE(uint32(0), uint8(1), "\x00\x00\x00", uint64(1<<62), uint64(1<<63), "x")
-	for _, id := range ids {
-		for v := xlog.V10; v <= xlog.V18; v++ {
-			for info := 0; info < 256; info += 0x0F { // each type, with and without low bits
-				for n := 0; n <= len(garbage); n++ {
-					AppendDesc(nil, smgrTestRecord(v, id, uint8(info), garbage[:n]))
-				}
-				AppendDesc(nil, smgrTestRecord(v, id, uint8(info), huge))
-			}
-		}
-	}
-}
-
 func TestSmgrGroupDescAllocs(t *testing.T) {
 	rec := smgrTestRecord(xlog.V18, xlog.RmgrStorage, 0x20, smgrLE(uint32(9), uint32(16500), uint32(5), uint32(16399), int32(7)))
 	msg := smgrTestRecord(xlog.V18, xlog.RmgrLogicalMessage, 0x00,

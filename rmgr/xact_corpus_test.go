@@ -76,7 +76,6 @@ func xactCorpusTimeline(t *testing.T, dir string, tl testwal.Timeline) {
 	defer r.Close()
 	dec := decode.NewDecoder(0)
 	gotCount := map[string]int{}
-	var prevLSN xlog.LSN
 	var lastCommit time.Time
 	var lastCommitLSN xlog.LSN
 	for {
@@ -88,8 +87,7 @@ func xactCorpusTimeline(t *testing.T, dir string, tl testwal.Timeline) {
 			break
 		}
 		want, inRef := ref[rec.LSN]
-		d, err := dec.Decode(rec, prevLSN)
-		prevLSN = rec.LSN
+		d, err := dec.Decode(rec)
 		if err != nil || !inRef {
 			continue
 		}
@@ -109,7 +107,7 @@ func xactCorpusTimeline(t *testing.T, dir string, tl testwal.Timeline) {
 			frag := "redo " + xlogCorpusLSN(c.Redo) + "; tli " + strconv.Itoa(int(c.ThisTLI)) +
 				"; prev tli " + strconv.Itoa(int(c.PrevTLI)) + "; fpw " + strconv.FormatBool(c.FullPageWrites) + "; "
 			if c.WalLevel >= 0 {
-				frag += "wal_level " + WalLevelName(c.WalLevel) + "; "
+				frag += "wal_level " + c.WalLevel.String() + "; "
 			}
 			frag += "xid " + strconv.FormatUint(c.NextXID>>32, 10) + ":" + strconv.FormatUint(c.NextXID&0xFFFFFFFF, 10) +
 				"; oid " + strconv.FormatUint(uint64(c.NextOID), 10) + ";"
@@ -127,7 +125,7 @@ func xactCorpusTimeline(t *testing.T, dir string, tl testwal.Timeline) {
 		if p, ok := ParameterChange(d); ok {
 			gotCount[want.rmgr+" "+want.typ]++
 			if !strings.HasPrefix(want.desc, "max_connections="+strconv.Itoa(int(p.MaxConnections))+" ") ||
-				!strings.Contains(want.desc, " wal_level="+WalLevelName(int(p.WalLevel))+" ") {
+				!strings.Contains(want.desc, " wal_level="+p.WalLevel.String()+" ") {
 				t.Errorf("%s: ParameterChange %+v does not match %q", at, p, want.desc)
 			}
 		}

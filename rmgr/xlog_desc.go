@@ -44,27 +44,6 @@ import (
 // Short payloads: a fixed struct is read as if zero-padded to its size, so a
 // truncated record prints zeros where PostgreSQL would read garbage.
 
-const (
-	xlogWalLevelMinimal = 0 // WAL_LEVEL_MINIMAL
-	xlogWalLevelReplica = 1 // WAL_LEVEL_REPLICA
-	xlogWalLevelLogical = 2 // WAL_LEVEL_LOGICAL
-)
-
-// WalLevelName returns the name pg_waldump prints for a wal_level value
-// (get_wal_level_string / wal_level_options in xlogdesc.c): "minimal",
-// "replica", "logical", or "?".
-func WalLevelName(level int) string {
-	switch level {
-	case xlogWalLevelMinimal:
-		return "minimal"
-	case xlogWalLevelReplica:
-		return "replica"
-	case xlogWalLevelLogical:
-		return "logical"
-	}
-	return "?"
-}
-
 func xlogAppendOnOff(dst []byte, b bool) []byte {
 	if b {
 		return append(dst, "on"...)
@@ -161,7 +140,7 @@ func xlogDesc(dst []byte, rec *decode.Record) []byte {
 		dst = xlogAppendBool(dst, c.fpw, "true", "false")
 		if v >= xlog.V17 {
 			dst = append(dst, "; wal_level "...)
-			dst = append(dst, WalLevelName(int(c.walLevel))...)
+			dst = append(dst, xlog.WalLevel(c.walLevel).String()...)
 		}
 		dst = append(dst, "; xid "...)
 		dst = appendUint(dst, uint64(c.epoch))
@@ -234,7 +213,7 @@ func xlogDesc(dst []byte, rec *decode.Record) []byte {
 		dst = append(dst, " max_locks_per_xact="...)
 		dst = appendInt(dst, int64(p.MaxLocksPerXact))
 		dst = append(dst, " wal_level="...)
-		dst = append(dst, WalLevelName(int(p.WalLevel))...)
+		dst = append(dst, p.WalLevel.String()...)
 		dst = append(dst, " wal_log_hints="...)
 		dst = xlogAppendOnOff(dst, p.WalLogHints)
 		dst = append(dst, " track_commit_timestamp="...)
@@ -258,7 +237,7 @@ func xlogDesc(dst []byte, rec *decode.Record) []byte {
 		dst = appendTimestamptz(dst, int64(xlogLE64(b[:], 0)))
 		if v >= xlog.V17 {
 			dst = append(dst, "; wal_level "...)
-			dst = append(dst, WalLevelName(int(int32(xlogLE32(b[:], 16))))...)
+			dst = append(dst, xlog.WalLevel(xlogLE32(b[:], 16)).String()...)
 		}
 		return dst
 
@@ -277,7 +256,7 @@ func xlogDesc(dst []byte, rec *decode.Record) []byte {
 		var b [16]byte
 		copy(b[:], data)
 		dst = append(dst, "wal_level "...)
-		return append(dst, WalLevelName(int(int32(xlogLE32(b[:], 0))))...)
+		return append(dst, xlog.WalLevel(xlogLE32(b[:], 0)).String()...)
 	}
 	// NOOP, SWITCH, FPI, FPI_FOR_HINT and unknown infos print nothing.
 	return dst
@@ -290,8 +269,8 @@ type CheckpointInfo struct {
 	ThisTLI         xlog.TimeLineID
 	PrevTLI         xlog.TimeLineID
 	FullPageWrites  bool
-	WalLevel        int    // wal_level (17+), -1 where the version does not record it
-	NextXID         uint64 // full transaction id: epoch<<32 | xid
+	WalLevel        xlog.WalLevel // wal_level (17+), WalLevelUnknown where the version does not record it
+	NextXID         uint64        // full transaction id: epoch<<32 | xid
 	NextOID         uint32
 	Time            time.Time // the checkpoint's pg_time_t, in UTC
 	OldestXID       uint32
@@ -322,7 +301,7 @@ func Checkpoint(rec *decode.Record) (CheckpointInfo, bool) {
 		ThisTLI:         xlog.TimeLineID(c.thisTLI),
 		PrevTLI:         xlog.TimeLineID(c.prevTLI),
 		FullPageWrites:  c.fpw != 0,
-		WalLevel:        -1,
+		WalLevel:        xlog.WalLevelUnknown,
 		NextXID:         uint64(c.epoch)<<32 | uint64(c.xid),
 		NextOID:         c.oid,
 		Time:            time.Unix(c.time, 0).UTC(),
@@ -331,7 +310,7 @@ func Checkpoint(rec *decode.Record) (CheckpointInfo, bool) {
 		Online:          info == xlogCheckpointOnline,
 	}
 	if rec.Version >= xlog.V17 {
-		ci.WalLevel = int(c.walLevel)
+		ci.WalLevel = xlog.WalLevel(c.walLevel)
 	}
 	return ci, true
 }
@@ -344,7 +323,7 @@ type ParameterChangeInfo struct {
 	MaxWalSenders        int32 // 12+; 0 before
 	MaxPreparedXacts     int32
 	MaxLocksPerXact      int32
-	WalLevel             int32
+	WalLevel             xlog.WalLevel
 	WalLogHints          bool
 	TrackCommitTimestamp bool
 }
@@ -363,7 +342,7 @@ func xlogReadParameterChange(v xlog.Version, data []byte) (p ParameterChangeInfo
 	}
 	p.MaxPreparedXacts = int32(xlogLE32(b[:], off))
 	p.MaxLocksPerXact = int32(xlogLE32(b[:], off+4))
-	p.WalLevel = int32(xlogLE32(b[:], off+8))
+	p.WalLevel = xlog.WalLevel(xlogLE32(b[:], off+8))
 	p.WalLogHints = b[off+12] != 0
 	p.TrackCommitTimestamp = b[off+13] != 0
 	return p, len(data) >= off+14
@@ -387,7 +366,7 @@ type EndOfRecoveryInfo struct {
 	Time     time.Time // end_time, in UTC
 	ThisTLI  xlog.TimeLineID
 	PrevTLI  xlog.TimeLineID
-	WalLevel int // 17+; -1 before
+	WalLevel xlog.WalLevel // 17+; WalLevelUnknown before
 }
 
 // EndOfRecovery decodes an END_OF_RECOVERY record.
@@ -407,10 +386,10 @@ func EndOfRecovery(rec *decode.Record) (EndOfRecoveryInfo, bool) {
 		Time:     xlogTimestampTzTime(int64(xlogLE64(data, 0))),
 		ThisTLI:  xlog.TimeLineID(xlogLE32(data, 8)),
 		PrevTLI:  xlog.TimeLineID(xlogLE32(data, 12)),
-		WalLevel: -1,
+		WalLevel: xlog.WalLevelUnknown,
 	}
 	if rec.Version >= xlog.V17 {
-		e.WalLevel = int(int32(xlogLE32(data, 16)))
+		e.WalLevel = xlog.WalLevel(xlogLE32(data, 16))
 	}
 	return e, true
 }
