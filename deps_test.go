@@ -2,32 +2,51 @@ package walscope_test
 
 import (
 	"go/build"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // allowed lists, for each package of the module, the packages of the module it
-// may import: imports point one way, xlog ← decode ← rmgr ← analyze ← export ← cmd
-// (go/build/deps_test.go style). A new edge must be added here on purpose.
+// may import: imports point one way, xlog ← decode ← rmgr ← analyze ← format ←
+// report, with export (the datasets) beside format on analyze, and cmd on
+// top of all (go/build/deps_test.go style). A new edge must be added here on
+// purpose, and so must a new package (TestNoArrowOutsideExport checks that
+// every package of the module is listed).
 var allowed = map[string][]string{
 	"xlog":                 {},
 	"xlog/xlogtest":        {"xlog"},
 	"xlog/archive":         {"xlog"},
+	"xlog/stream":          {"xlog"},
 	"decode":               {"xlog"},
 	"rmgr":                 {"xlog", "decode"},
-	"analyze":              {"xlog", "xlog/archive", "decode", "rmgr"},
+	"analyze":              {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr"},
+	"format":               {"xlog", "decode", "rmgr", "analyze"},
+	"report":               {"xlog", "decode", "rmgr", "analyze", "format"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "analyze"},
-	"cmd/walscope":         {"xlog", "xlog/archive", "decode", "rmgr", "analyze", "export"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "analyze", "format", "report", "export"},
 	"internal/testwal":     {},
 	"internal/archivetest": {},
+}
+
+// mayLinkArrow lists the packages of the module that may link
+// github.com/apache/arrow-go (the Parquet writer): the export package, the
+// command, and the test helpers under internal/.
+func mayLinkArrow(pkg string) bool {
+	return pkg == "export" || pkg == "cmd/walscope" || strings.HasPrefix(pkg, "internal/")
 }
 
 const module = "github.com/walscope/walscope/"
 
 func TestImportDirection(t *testing.T) {
 	for pkg, ok := range allowed {
-		p, err := build.ImportDir(filepath.FromSlash(pkg), 0)
+		dir := filepath.FromSlash(pkg)
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			continue // not written yet
+		}
+		p, err := build.ImportDir(dir, 0)
 		if err != nil {
 			if _, noGo := err.(*build.NoGoError); noGo {
 				continue
@@ -50,5 +69,49 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("%s imports %s, which the package graph does not allow", pkg, dep)
 			}
 		}
+	}
+}
+
+// TestNoArrowOutsideExport checks, from go list's transitive dependencies,
+// that only export and the packages above it link arrow-go: a program that
+// prints pg_waldump's formats (format), draws the report (report) or
+// analyzes WAL links no Parquet code. It also checks that allowed lists
+// every package of the module.
+func TestNoArrowOutsideExport(t *testing.T) {
+	const arrow = "github.com/apache/arrow-go/"
+	out, err := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./...").Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("go list: %v\n%s", err, msg)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg, ours := strings.CutPrefix(fields[0], module)
+		if !ours {
+			continue // the module's root package
+		}
+		seen++
+		if _, ok := allowed[pkg]; !ok {
+			t.Errorf("package %s is not in allowed: add it, with the packages it may import", pkg)
+		}
+		if mayLinkArrow(pkg) {
+			continue
+		}
+		for _, dep := range fields[1:] {
+			if strings.HasPrefix(dep, arrow) {
+				t.Errorf("%s links %s (through its imports): only export and cmd/walscope may link Arrow", pkg, dep)
+				break
+			}
+		}
+	}
+	if seen < 8 {
+		t.Fatalf("go list listed %d packages of the module:\n%s", seen, out)
 	}
 }

@@ -38,7 +38,7 @@ func (v *Volume) plus(o Volume) {
 // RelKey names a relation fork.
 type RelKey struct {
 	decode.RelFileLocator
-	Fork uint8
+	Fork decode.ForkNumber
 }
 
 // RelVolume is one relation fork's row. A record is counted once, for the
@@ -57,7 +57,7 @@ type Cycle struct {
 	Time       time.Time
 	Online     bool
 	FullPage   bool
-	WalLevel   int
+	WalLevel   xlog.WalLevel
 	Volume
 	DistinctBlocks int        // blocks imaged at least once in the cycle
 	Tenths         [10]uint64 // image bytes in each tenth of the cycle, by LSN

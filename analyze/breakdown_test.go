@@ -40,7 +40,7 @@ func TestBreakdownSums(t *testing.T) {
 				if start == 0 {
 					start = rec.LSN
 				}
-				d, err := dec.Decode(rec, 0)
+				d, err := dec.Decode(rec)
 				if err != nil {
 					t.Fatal(err)
 				}

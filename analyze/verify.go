@@ -4,10 +4,12 @@ import (
 	"errors"
 	"io"
 	"sort"
+	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 // Class names a kind of finding of Verify.
@@ -135,19 +137,20 @@ func problemOf(err error, class Class) Problem {
 
 // spanReport is what one reader found in one span of the stream.
 type spanReport struct {
-	problems    []Problem
-	pending     []Problem // end-like problems after the span's last record
-	records     uint64
-	recordBytes uint64
-	segments    map[string]bool
-	tls         map[xlog.TimeLineID]*TimelineRange
-	first       xlog.LSN // first record read
-	firstPrev   xlog.LSN // its xl_prev
-	firstClean  bool     // read before any problem in the span
-	last        xlog.LSN // last record read
-	end         xlog.LSN // where the next record would start
-	clean       bool     // the span ended at its stop with no problem after its last record
-	err         error
+	problems     []Problem
+	pending      []Problem // end-like problems after the span's last record
+	records      uint64
+	recordBytes  uint64
+	segments     map[string]bool
+	tls          map[xlog.TimeLineID]*TimelineRange
+	first        xlog.LSN // first record read
+	firstPrev    xlog.LSN // its xl_prev
+	firstSegment string   // the file it starts in
+	firstClean   bool     // read before any problem in the span
+	last         xlog.LSN // last record read
+	end          xlog.LSN // where the next record would start
+	clean        bool     // the span ended at its stop with no problem after its last record
+	err          error
 }
 
 // Verify reads the whole stream of src, checking every page header, record,
@@ -160,37 +163,14 @@ type spanReport struct {
 func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*VerifyReport, error) {
 	// Every byte's CRC is checked; payloads need not be kept.
 	opts.HeadersOnly = true
-	r, err := xlog.NewReader(src, opts)
+	st, err := stream.Open(src, stream.Config{Reader: opts, Workers: workers, SpanBytes: verifySpanBytes})
 	if err != nil {
 		return nil, err
 	}
 	rep := &VerifyReport{
-		Version: int(r.Version()), SystemID: r.SystemID(), SegmentSize: r.SegmentSize(), PageSize: r.PageSize(),
+		Version: int(st.Version()), SystemID: st.SystemID(), SegmentSize: st.SegmentSize(), PageSize: st.PageSize(),
 		ByClass: map[Class]int{},
 	}
-	spans := []xlog.Span{{Start: r.Start()}}
-	if workers > 1 {
-		if sp := r.Spans(max(1, verifySpanBytes/int(r.SegmentSize()))); len(sp) > 1 {
-			spans = sp
-		}
-	}
-	r.Close()
-	results := make([]chan *spanReport, len(spans))
-	for i := range results {
-		results[i] = make(chan *spanReport, 1)
-	}
-	go func() {
-		sem := make(chan struct{}, max(workers, 1))
-		for i, sp := range spans {
-			sem <- struct{}{}
-			go func() {
-				o := opts
-				o.Start, o.StopAt = sp.Start, sp.Stop
-				results[i] <- verifySpan(src, o, blockSize)
-				<-sem
-			}()
-		}
-	}()
 	segments := map[string]bool{}
 	tls := map[xlog.TimeLineID]*TimelineRange{}
 	var carry []Problem // end-like problems awaiting a later record
@@ -205,10 +185,15 @@ func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*Verify
 		seen[key] = true
 		rep.Problems = append(rep.Problems, p)
 	}
-	for i := range spans {
-		s := <-results[i]
+	var setupErr error
+	stream.RunSpans(st, func(info stream.SpanInfo, _ *atomic.Bool) *spanReport {
+		o := opts
+		o.Start, o.StopAt, o.Continues = info.Span.Start, info.Span.Stop, info.Index > 0
+		return verifySpan(src, o, blockSize)
+	}, func(_ int, s *spanReport) bool {
 		if s.err != nil {
-			return nil, s.err
+			setupErr = s.err
+			return false
 		}
 		for f := range s.segments {
 			segments[f] = true
@@ -221,12 +206,12 @@ func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*Verify
 				addProblem(p)
 			}
 			carry = carry[:0]
-			if prevClean && s.firstClean && (s.first != prevEnd || s.firstPrev != prevLast) {
-				msg := "record with incorrect prev-link " + s.firstPrev.String() + " at " + s.first.String()
-				if s.first != prevEnd {
-					msg = "the record after " + prevLast.String() + " should start at " + prevEnd.String() + ", the next one found starts at " + s.first.String()
+			if prevClean && s.firstClean {
+				if err := stream.CheckJoin(prevLast, prevEnd, s.first, s.firstPrev); err != nil {
+					p := problemOf(err, ClassRecordHeader)
+					p.File, p.Offset = s.firstSegment, int64(uint64(s.first)%uint64(st.SegmentSize()))
+					addProblem(p)
 				}
-				addProblem(Problem{Class: ClassRecordHeader, LSN: s.first, LSNStr: s.first.String(), Message: msg})
 			}
 		}
 		for _, p := range s.problems {
@@ -256,6 +241,10 @@ func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*Verify
 			prevEnd, prevLast = s.end, s.last
 		}
 		prevClean = s.clean && (s.records > 0 || prevClean)
+		return true
+	})
+	if setupErr != nil {
+		return nil, setupErr
 	}
 	if len(carry) > 0 {
 		first := carry[0]
@@ -319,7 +308,6 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 			s.problems = append(s.problems, p)
 		}
 	}
-	var prev xlog.LSN
 	var lastSeg string
 	var t *TimelineRange
 	for {
@@ -336,7 +324,7 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 				s.pending = s.pending[:0]
 			}
 			if s.records == 0 {
-				s.first, s.firstPrev, s.firstClean = rec.LSN, rec.Header.Prev, !troubled
+				s.first, s.firstPrev, s.firstClean, s.firstSegment = rec.LSN, rec.Header.Prev, !troubled, rec.Segment
 			}
 			troubledLast = false
 			if rec.Segment != lastSeg || t == nil || t.TLI != rec.TLI {
@@ -353,13 +341,12 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 			s.last, s.end = rec.LSN, rec.EndLSN
 			t.end = rec.EndLSN
 			t.Records++
-			if _, err := dec.Decode(rec, prev); err != nil {
+			if _, err := dec.Decode(rec); err != nil {
 				if de, ok := errors.AsType[*decode.Error](err); ok {
 					s.problems = append(s.problems, Problem{Class: ClassRecordHeader, File: rec.Segment,
 						Offset: int64(uint64(rec.LSN) % uint64(rec.SegSize)), LSN: rec.LSN, LSNStr: rec.LSN.String(), Message: de.Msg})
 				}
 			}
-			prev = rec.LSN
 			continue
 		}
 		if err == io.EOF {

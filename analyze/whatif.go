@@ -35,8 +35,8 @@ type WhatIfInput struct {
 	PageSize, SegSize uint32
 	BlockSize         int
 	Start             xlog.LSN
-	Redo              []xlog.LSN // the stream's redo points, in order
-	WalLevel          int        // the stream's wal_level (0 minimal, 1 replica, 2 logical), -1 unknown
+	Redo              []xlog.LSN    // the stream's redo points, in order
+	WalLevel          xlog.WalLevel // the stream's wal_level, WalLevelUnknown if unknown
 	// DataLen is the mean block data length of image-less block references,
 	// by rmgr, record type and block id: what a block carries when no image
 	// replaces its data.
@@ -108,10 +108,10 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 	for _, p := range []uint32{4096, 8192, 16384, 32768} {
 		add("xlog_blcksz", strconv.Itoa(int(p)), p)
 	}
-	if in.WalLevel >= 2 {
+	if in.WalLevel >= xlog.WalLevelLogical {
 		add("wal_level", "replica", in.PageSize)
 	}
-	if in.WalLevel >= 1 {
+	if in.WalLevel >= xlog.WalLevelReplica {
 		s := add("wal_level", "minimal", in.PageSize)
 		s.skipXID = map[xlog.XID]bool{}
 		s.newRels = map[xlog.XID]map[decode.RelFileLocator]bool{}
@@ -317,7 +317,7 @@ func (w *WhatIf) placeLevel(s *Scenario, rec *decode.Record) {
 	if rec.ToplevelXID != 0 {
 		tot -= 5
 	}
-	if w.in.WalLevel >= 2 && id == xlog.RmgrTransaction && info&0x80 != 0 && (info&0x70 == 0x00 || info&0x70 == 0x20) {
+	if w.in.WalLevel >= xlog.WalLevelLogical && id == xlog.RmgrTransaction && info&0x80 != 0 && (info&0x70 == 0x00 || info&0x70 == 0x20) {
 		// A commit or abort carries its database at logical
 		// (XactLogCommitRecord: XACT_XINFO_HAS_DBINFO when
 		// XLogLogicalInfoActive); below, only with dropped relations or
@@ -427,16 +427,16 @@ func (l *DataLenLearner) Means() map[[3]uint8]uint32 {
 // replica; neither means minimal.
 type LevelGuesser struct {
 	stated, logical, replica bool
-	level                    int
+	level                    xlog.WalLevel
 }
 
 // Add looks at one record.
 func (g *LevelGuesser) Add(rec *decode.Record) {
-	if cp, ok := rmgr.Checkpoint(rec); ok && cp.WalLevel >= 0 {
+	if cp, ok := rmgr.Checkpoint(rec); ok && cp.WalLevel >= xlog.WalLevelMinimal {
 		g.stated, g.level = true, cp.WalLevel
 	}
 	if pc, ok := rmgr.ParameterChange(rec); ok {
-		g.stated, g.level = true, int(pc.WalLevel)
+		g.stated, g.level = true, pc.WalLevel
 	}
 	id, info := rec.Header.Rmid, rec.Header.Info
 	md := rec.MainData
@@ -465,16 +465,15 @@ func (g *LevelGuesser) Merge(o *LevelGuesser) {
 	g.replica = g.replica || o.replica
 }
 
-// Level returns the stated level, else the inferred one (0 minimal, 1
-// replica, 2 logical).
-func (g *LevelGuesser) Level() int {
+// Level returns the stated level, else the inferred one.
+func (g *LevelGuesser) Level() xlog.WalLevel {
 	switch {
 	case g.stated:
 		return g.level
 	case g.logical:
-		return 2
+		return xlog.WalLevelLogical
 	case g.replica:
-		return 1
+		return xlog.WalLevelReplica
 	}
-	return 0
+	return xlog.WalLevelMinimal
 }

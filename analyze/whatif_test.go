@@ -73,7 +73,7 @@ func (w whatifRun) each(t *testing.T, from xlog.LSN, fn func(*decode.Record)) {
 		if err != nil {
 			t.Fatalf("%s: %v", w.dir, err)
 		}
-		d, err := dec.Decode(rec, 0)
+		d, err := dec.Decode(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestImagePipeline(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				return dec.Decode(rec, 0)
+				return dec.Decode(rec)
 			}
 			in.Images = NewImagePipeline(next, 8192, func() ImageSizer { var rc decode.Recompressor; return rc.Estimate }, 2, 3)
 			defer in.Images.Close()

@@ -87,7 +87,7 @@ type CycleInfo struct {
 	Time       time.Time
 	Online     bool
 	FullPage   bool
-	WalLevel   int // -1 unknown
+	WalLevel   xlog.WalLevel // WalLevelUnknown if unknown
 }
 
 // New checks the output directory (refusing an existing dataset unless
@@ -104,7 +104,7 @@ func New(cfg Config) (*Exporter, error) {
 		e.opts.Metadata["walscope.label"] = cfg.Label
 	}
 	if len(cfg.Cycles) == 0 {
-		e.cfg.Cycles = []CycleInfo{{WalLevel: -1}}
+		e.cfg.Cycles = []CycleInfo{{WalLevel: xlog.WalLevelUnknown}}
 	}
 	for _, c := range e.cfg.Cycles {
 		e.cycles = append(e.cycles, &cycleAcc{info: c, blocks: map[blockKey]struct{}{}})
@@ -127,7 +127,7 @@ func New(cfg Config) (*Exporter, error) {
 		ents, err := os.ReadDir(dir)
 		if err == nil && len(ents) > 0 {
 			if !cfg.Overwrite {
-				return nil, fmt.Errorf("%w: %s is not empty (use --overwrite to replace it)", ErrExists, dir)
+				return nil, fmt.Errorf("%w: %s is not empty", ErrExists, dir)
 			}
 			if err := os.RemoveAll(dir); err != nil {
 				return nil, err
@@ -140,7 +140,7 @@ func New(cfg Config) (*Exporter, error) {
 }
 
 // datasetDir is the directory this export owns in a table: the one
-// --overwrite replaces and whose presence refuses a rerun.
+// Config.Overwrite replaces and whose presence refuses a rerun.
 func (e *Exporter) datasetDir(table string) string {
 	d := filepath.Join(e.cfg.Dir, table)
 	if e.cfg.Label != "" {
@@ -394,11 +394,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			r[2] = Value{U: uint64(b.Rel.SpcOID)}
 			r[3] = Value{U: uint64(b.Rel.DBOID)}
 			r[4] = Value{U: uint64(b.Rel.RelNumber)}
-			fork := decode.ForkName(b.Fork())
-			if fork == "" {
-				fork = strconv.Itoa(int(b.Fork()))
-			}
-			r[5] = Value{S: fork}
+			r[5] = Value{S: b.Fork().String()} // the number, if it names no fork
 			r[6] = Value{U: uint64(b.Block)}
 			r[7] = Value{U: uint64(b.DataLen)}
 			r[8] = Value{U: b2u(b.HasImage)}
@@ -554,7 +550,7 @@ type txEnd struct {
 
 type blockKey struct {
 	rel   decode.RelFileLocator
-	fork  uint8
+	fork  decode.ForkNumber
 	block uint32
 }
 
@@ -726,8 +722,6 @@ func (e *Exporter) writeTx(xid xlog.XID, v *txVol, end *txEnd) error {
 	return p.write(tli, e.first)
 }
 
-var walLevels = []string{"minimal", "replica", "logical"}
-
 // Finish writes the tables that need the whole stream (checkpoints,
 // segments, the transactions without an end) and completes every file.
 // facts (may be nil) gives the segment files' sizes and problems; end is
@@ -786,8 +780,8 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) error {
 				r[4] = Value{S: kind}
 				r[6] = Value{U: b2u(c.info.FullPage)}
 			}
-			if l := c.info.WalLevel; l >= 0 && l < len(walLevels) {
-				r[5] = Value{S: walLevels[l]}
+			if l := c.info.WalLevel; l.Valid() {
+				r[5] = Value{S: l.String()}
 			} else {
 				r[5] = Value{Null: true}
 			}
@@ -954,14 +948,14 @@ func (c *Config) NeedsCycles() bool {
 // one per distinct redo point.
 type CycleFinder struct {
 	points   []CycleInfo
-	walLevel int
+	walLevel xlog.WalLevel
 	haveWL   bool
 }
 
 // Add notes a record of the first pass (only XLOG records matter).
 func (f *CycleFinder) Add(rec *decode.Record) {
 	if p, ok := rmgr.ParameterChange(rec); ok {
-		f.walLevel, f.haveWL = int(p.WalLevel), true
+		f.walLevel, f.haveWL = p.WalLevel, true
 		return
 	}
 	c, ok := rmgr.Checkpoint(rec)
@@ -969,7 +963,7 @@ func (f *CycleFinder) Add(rec *decode.Record) {
 		return
 	}
 	wl := c.WalLevel
-	if wl < 0 && f.haveWL {
+	if wl < xlog.WalLevelMinimal && f.haveWL {
 		wl = f.walLevel
 	}
 	f.points = append(f.points, CycleInfo{Redo: c.Redo, Checkpoint: rec.LSN, Time: c.Time, Online: c.Online,
@@ -981,7 +975,7 @@ func (f *CycleFinder) Add(rec *decode.Record) {
 // through PARAMETER_CHANGE records it holds).
 func (f *CycleFinder) Append(o *CycleFinder) {
 	for _, p := range o.points {
-		if p.WalLevel < 0 && f.haveWL {
+		if p.WalLevel < xlog.WalLevelMinimal && f.haveWL {
 			p.WalLevel = f.walLevel
 		}
 		f.points = append(f.points, p)
@@ -994,7 +988,7 @@ func (f *CycleFinder) Append(o *CycleFinder) {
 // Cycles returns the cycles of a stream starting at start.
 func (f *CycleFinder) Cycles(start xlog.LSN) []CycleInfo {
 	sort.SliceStable(f.points, func(i, j int) bool { return f.points[i].Redo < f.points[j].Redo })
-	out := []CycleInfo{{Redo: start, WalLevel: -1}}
+	out := []CycleInfo{{Redo: start, WalLevel: xlog.WalLevelUnknown}}
 	for _, p := range f.points {
 		if p.Redo < start {
 			continue

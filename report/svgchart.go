@@ -1,4 +1,4 @@
-package export
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/walscope/walscope/format"
 )
 
 // The charts of the HTML report, drawn as inline SVG from numbers: stacked
@@ -28,15 +30,26 @@ var svgChartStyles = []struct {
 	{"#b07aa1", "cross", "cross-hatched"},
 }
 
-// chartSeq numbers charts so that pattern ids are unique in a document.
-type svgChartIDs struct{ n int }
-
-func (c *svgChartIDs) next() string {
-	c.n++
-	return "c" + strconv.Itoa(c.n)
+// ChartIDs gives the charts of one document their element ids (the svg
+// element's, and its fill patterns' ids derived from it): Prefix + "c1",
+// Prefix + "c2", ... in the order the charts are drawn. Every chart of a
+// document must be drawn with the document's one ChartIDs, so that its ids
+// are unique in the document and the same on every rendering; documents that
+// are put together into one page need distinct Prefixes. The zero value is
+// ready to use. A ChartIDs is not safe for concurrent use: give each
+// document, and so each goroutine, its own.
+type ChartIDs struct {
+	Prefix string
+	n      int
 }
 
-var svgDefaultIDs svgChartIDs
+func (c *ChartIDs) next() string {
+	if c == nil {
+		panic("report: a chart needs the document's *ChartIDs to draw, not nil")
+	}
+	c.n++
+	return c.Prefix + "c" + strconv.Itoa(c.n)
+}
 
 func svgEsc(s string) string { return html.EscapeString(s) }
 
@@ -122,7 +135,7 @@ func svgNiceTicks(max float64, n int) []float64 {
 }
 
 // svgNiceBytesTicks returns round ticks for a byte axis, in steps that are
-// round in the unit FormatBytes shows (1, 2, 5 × 1024^k × 10^j).
+// round in the unit format.FormatBytes shows (1, 2, 5 × 1024^k × 10^j).
 func svgNiceBytesTicks(max float64, n int) []float64 {
 	unit := 1.0
 	for max/unit >= 1024*2 && unit < 1<<40 {
@@ -133,39 +146,6 @@ func svgNiceBytesTicks(max float64, n int) []float64 {
 		t[i] *= unit
 	}
 	return t
-}
-
-// FormatBytes shows a byte count as PostgreSQL's pg_size_pretty would, in
-// bytes, kB, MB, GB or TB (powers of 1024), with up to one decimal.
-func FormatBytes(v float64) string {
-	units := []string{"bytes", "kB", "MB", "GB", "TB"}
-	i := 0
-	for math.Abs(v) >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if i == 0 {
-		return strconv.FormatFloat(v, 'f', 0, 64) + " bytes"
-	}
-	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + " " + units[i]
-}
-
-// FormatCount shows a count with thousands separators.
-func FormatCount(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }
 
 // Marker is a vertical line at X on an area chart.
@@ -185,22 +165,18 @@ type AreaChart struct {
 	Series  []string
 	Values  [][]float64 // [series][bin]
 	XFormat func(float64) string
-	YFormat func(float64) string // default FormatBytes
+	YFormat func(float64) string // default format.FormatBytes
 	YBytes  bool                 // round y ticks in bytes units
 	Markers []Marker
 	// MarkerName describes the markers in the svgLegend.
 	MarkerName string
 	Width      int // viewBox width; default 900
 	Height     int // default 300
-	ids        *svgChartIDs
 }
 
-// SVG draws the chart.
-func (c *AreaChart) SVG() template.HTML {
-	ids := c.ids
-	if ids == nil {
-		ids = &svgDefaultIDs
-	}
+// SVG draws the chart, taking its ids from ids, the document's allocator
+// (SVG panics if ids is nil).
+func (c *AreaChart) SVG(ids *ChartIDs) template.HTML {
 	id := ids.next()
 	W, H := float64(c.Width), float64(c.Height)
 	if W == 0 {
@@ -211,7 +187,7 @@ func (c *AreaChart) SVG() template.HTML {
 	}
 	yf := c.YFormat
 	if yf == nil {
-		yf = FormatBytes
+		yf = format.FormatBytes
 	}
 	xf := c.XFormat
 	if xf == nil {
@@ -355,20 +331,16 @@ type BarChart struct {
 	XLabel   string // axis title, with its unit
 	Series   []string
 	Rows     []BarRow
-	Format   func(float64) string // default FormatBytes
+	Format   func(float64) string // default format.FormatBytes
 	Bytes    bool                 // round ticks in bytes units (default when Format is nil)
 	Ref      float64              // reference value, drawn when RefLabel is set
 	RefLabel string
 	Width    int // viewBox width; default 900
-	ids      *svgChartIDs
 }
 
-// SVG draws the chart.
-func (c *BarChart) SVG() template.HTML {
-	ids := c.ids
-	if ids == nil {
-		ids = &svgDefaultIDs
-	}
+// SVG draws the chart, taking its ids from ids, the document's allocator
+// (SVG panics if ids is nil).
+func (c *BarChart) SVG(ids *ChartIDs) template.HTML {
 	id := ids.next()
 	W := float64(c.Width)
 	if W == 0 {
@@ -376,7 +348,7 @@ func (c *BarChart) SVG() template.HTML {
 	}
 	f := c.Format
 	if f == nil {
-		f = FormatBytes
+		f = format.FormatBytes
 	}
 	var labelW float64 = 60
 	for _, r := range c.Rows {

@@ -1,84 +1,14 @@
-package export
+package format
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/walscope/walscope/analyze"
-	"github.com/walscope/walscope/decode"
 )
-
-// Catalog maps relfilenodes to relation names, from a CSV export of pg_class
-// made in each database with:
-//
-//	psql -d DB -c "\copy (select d.oid as database, c.reltablespace, c.relfilenode, n.nspname, c.relname
-//	  from pg_class c join pg_namespace n on n.oid = c.relnamespace
-//	  join pg_database d on d.datname = current_database() where c.relfilenode <> 0) to 'catalog.csv' csv header"
-//
-// Columns are found by name; only relfilenode and relname are required.
-// Relations mapped by pg_filenode.map (relfilenode 0 in pg_class) are not in
-// it.
-type Catalog map[catalogKey]string
-
-type catalogKey struct{ db, rel uint32 }
-
-// ReadCatalog reads a catalog CSV.
-func ReadCatalog(r io.Reader) (Catalog, error) {
-	rows, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("empty catalog")
-	}
-	col := map[string]int{}
-	for i, c := range rows[0] {
-		col[strings.ToLower(strings.TrimSpace(c))] = i
-	}
-	fn, ok1 := col["relfilenode"]
-	name, ok2 := col["relname"]
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("catalog needs relfilenode and relname columns, has %v", rows[0])
-	}
-	db, hasDB := col["database"]
-	ns, hasNS := col["nspname"]
-	cat := Catalog{}
-	for _, r := range rows[1:] {
-		if len(r) <= max(fn, name) {
-			continue
-		}
-		rel, err := strconv.ParseUint(r[fn], 10, 32)
-		if err != nil {
-			continue
-		}
-		var d uint64
-		if hasDB && db < len(r) {
-			d, _ = strconv.ParseUint(r[db], 10, 32)
-		}
-		n := r[name]
-		if hasNS && ns < len(r) && r[ns] != "" {
-			n = r[ns] + "." + n
-		}
-		cat[catalogKey{uint32(d), uint32(rel)}] = n
-	}
-	return cat, nil
-}
-
-// Name returns the relation's name, or "".
-func (c Catalog) Name(r decode.RelFileLocator) string {
-	if c == nil {
-		return ""
-	}
-	if n, ok := c[catalogKey{r.DBOID, r.RelNumber}]; ok {
-		return n
-	}
-	return c[catalogKey{0, r.RelNumber}]
-}
 
 var volumeColumns = []string{"records", "record_bytes", "wal_bytes", "images", "image_bytes"}
 
@@ -97,7 +27,7 @@ func numeric(text, nums int) []bool {
 
 // RelationTable lists relation forks by WAL bytes, the records without block
 // references last.
-func RelationTable(b *analyze.Breakdown, cat Catalog, top int) *Table {
+func RelationTable(b *analyze.Breakdown, cat analyze.Catalog, top int) *Table {
 	rels := make([]*analyze.RelVolume, 0, len(b.Relations))
 	for _, r := range b.Relations {
 		rels = append(rels, r)
@@ -123,7 +53,7 @@ func RelationTable(b *analyze.Breakdown, cat Catalog, top int) *Table {
 			}
 			name += fmt.Sprintf(" (replaced %d)", orig.RelNumber)
 		}
-		t.Rows = append(t.Rows, append([]string{rel, decode.ForkName(r.Rel.Fork), strings.TrimSpace(name)}, volumeCells(r.Volume)...))
+		t.Rows = append(t.Rows, append([]string{rel, r.Rel.Fork.Name(), strings.TrimSpace(name)}, volumeCells(r.Volume)...))
 	}
 	if b.NoRel.Records > 0 {
 		t.Rows = append(t.Rows, append([]string{"(no block)", "", ""}, volumeCells(b.NoRel)...))

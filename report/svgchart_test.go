@@ -1,10 +1,12 @@
-package export
+package report
 
 import (
 	"encoding/xml"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/walscope/walscope/format"
 )
 
 // svgWellFormed parses the SVG as XML.
@@ -28,9 +30,8 @@ func TestAreaChart(t *testing.T) {
 		X: []float64{0, 10, 20}, XEnd: 30, Series: []string{"record bytes", `image "bytes" & <more>`},
 		Values:  [][]float64{{1000, 3000, 2000}, {5000, 0, 4096}},
 		Markers: []Marker{{X: 10, Label: "redo <0/A>"}, {X: 99, Label: "outside"}}, MarkerName: "redo point",
-		ids: &svgChartIDs{},
 	}
-	svg := string(c.SVG())
+	svg := string(c.SVG(&ChartIDs{}))
 	svgWellFormed(t, svg)
 	if n := strings.Count(svg, `class="mark"`); n != 2 {
 		t.Errorf("%d marks, want one area per series", n)
@@ -57,9 +58,9 @@ func TestBarChart(t *testing.T) {
 			{Label: "full_page_writes = off", Values: []float64{3 << 20, 0}, Note: "×0.75"},
 			{Label: "</svg><script>alert(1)</script>", Values: []float64{100, 200}},
 		},
-		Ref: 4 << 20, RefLabel: "actual WAL size", ids: &svgChartIDs{},
+		Ref: 4 << 20, RefLabel: "actual WAL size",
 	}
-	svg := string(c.SVG())
+	svg := string(c.SVG(&ChartIDs{}))
 	svgWellFormed(t, svg)
 	// Zero values draw nothing: 2 + 1 + 2 rectangles.
 	if n := strings.Count(svg, `class="mark"`); n != 5 {
@@ -74,20 +75,9 @@ func TestBarChart(t *testing.T) {
 	if strings.Contains(svg, "<script>") {
 		t.Errorf("unescaped label in\n%s", svg)
 	}
-	counts := (&BarChart{Series: []string{"records"}, Rows: []BarRow{{Label: "Heap", Values: []float64{12345}}}, Format: FormatCount, ids: &svgChartIDs{}}).SVG()
+	counts := (&BarChart{Series: []string{"records"}, Rows: []BarRow{{Label: "Heap", Values: []float64{12345}}}, Format: format.FormatCount}).SVG(&ChartIDs{})
 	if !strings.Contains(string(counts), ">12,345<") {
 		t.Errorf("count label missing in\n%s", counts)
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for v, want := range map[float64]string{0: "0 bytes", 1023: "1023 bytes", 1024: "1 kB", 1536: "1.5 kB", 16 << 20: "16 MB", 3 << 30: "3 GB"} {
-		if got := FormatBytes(v); got != want {
-			t.Errorf("FormatBytes(%v) = %q, want %q", v, got, want)
-		}
-	}
-	if got := FormatCount(1234567); got != "1,234,567" {
-		t.Errorf("FormatCount = %q", got)
 	}
 }
 

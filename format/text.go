@@ -1,6 +1,4 @@
-// Package export renders decoded WAL: pg_waldump's text formats here, and
-// (later) JSON, CSV, Parquet and HTML.
-package export
+package format
 
 import (
 	"strconv"
@@ -53,7 +51,7 @@ func AppendBlockRefsShort(dst []byte, rec *decode.Record) []byte {
 		dst = appendRel(dst, b.Rel)
 		if b.Fork() != decode.ForkMain {
 			dst = append(dst, " fork "...)
-			dst = append(dst, decode.ForkName(b.Fork())...)
+			dst = append(dst, b.Fork().Name()...)
 		}
 		dst = append(dst, " blk "...)
 		dst = strconv.AppendUint(dst, uint64(b.Block), 10)
@@ -78,7 +76,7 @@ func AppendBlockRefsDetailed(dst []byte, rec *decode.Record, blcksz int) []byte 
 		dst = append(dst, ": rel "...)
 		dst = appendRel(dst, b.Rel)
 		dst = append(dst, " fork "...)
-		dst = append(dst, decode.ForkName(b.Fork())...)
+		dst = append(dst, b.Fork().Name()...)
 		dst = append(dst, " blk "...)
 		dst = strconv.AppendUint(dst, uint64(b.Block), 10)
 		if b.HasImage {

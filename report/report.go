@@ -1,4 +1,4 @@
-package export
+package report
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -66,7 +66,7 @@ type ReportSide struct {
 	BlockSize int    // BLCKSZ (not in the WAL: the --blcksz flag)
 	// WalLevel is the wal_level the WAL states (PARAMETER_CHANGE, or
 	// checkpoints from 17 on) or, if WalLevelStated is false, infers.
-	WalLevel       int
+	WalLevel       xlog.WalLevel
 	WalLevelStated bool
 	// FullPageWrites lists the full_page_writes values the checkpoint
 	// records carry ("on", "off"), in order of appearance.
@@ -77,7 +77,7 @@ type ReportSide struct {
 	Scenarios      []analyze.Scenario
 	Verify         *analyze.VerifyReport
 	LSN            *LSNBins
-	Catalog        Catalog
+	Catalog        analyze.Catalog
 	EndNote        string // how reading ended, if not cleanly
 }
 
@@ -124,7 +124,7 @@ type reportSideView struct {
 // WriteReport renders the report as one self-contained HTML page: inline
 // CSS and SVG, and a few lines of inline script that check the charts drew.
 func WriteReport(w io.Writer, r *Report) error {
-	ids := &svgChartIDs{}
+	ids := &ChartIDs{}
 	width := 900
 	if len(r.Sides) > 1 {
 		width = 640
@@ -141,7 +141,7 @@ func WriteReport(w io.Writer, r *Report) error {
 	}{r.Title, r.Generated.UTC().Format("2006-01-02 15:04:05 UTC"), views, len(views)})
 }
 
-func reportCount(v uint64) string { return FormatCount(float64(v)) }
+func reportCount(v uint64) string { return format.FormatCount(float64(v)) }
 
 func reportPct(part, whole uint64) string {
 	if whole == 0 {
@@ -150,10 +150,10 @@ func reportPct(part, whole uint64) string {
 	return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64) + "%"
 }
 
-func reportRelLabel(b *analyze.Breakdown, cat Catalog, r analyze.RelKey) string {
+func reportRelLabel(b *analyze.Breakdown, cat analyze.Catalog, r analyze.RelKey) string {
 	id := fmt.Sprintf("%d/%d/%d", r.SpcOID, r.DBOID, r.RelNumber)
 	if r.Fork != decode.ForkMain {
-		id += " " + decode.ForkName(r.Fork)
+		id += " " + r.Fork.Name()
 	}
 	name := cat.Name(r.RelFileLocator)
 	if orig, changed := b.Original(r.RelFileLocator); changed {
@@ -170,7 +170,7 @@ func reportRelLabel(b *analyze.Breakdown, cat Catalog, r analyze.RelKey) string 
 	return id
 }
 
-func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView {
+func buildReportSide(s *ReportSide, ids *ChartIDs, width int) reportSideView {
 	v := reportSideView{Name: s.Name, EndNote: s.EndNote}
 	b := s.Breakdown
 	st := s.Stats
@@ -180,15 +180,15 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 	// Summary and settings.
 	v.Summary = []reportKV{
 		{"records", reportCount(tot.Records)},
-		{"WAL bytes (LSN distance)", FormatBytes(float64(tot.WALBytes))},
-		{"record bytes (xl_tot_len)", FormatBytes(float64(tot.RecordBytes))},
-		{"image bytes", FormatBytes(float64(tot.ImageBytes)) + " (" + reportPct(tot.ImageBytes, tot.WALBytes) + " of WAL, " + reportCount(tot.Images) + " images)"},
+		{"WAL bytes (LSN distance)", format.FormatBytes(float64(tot.WALBytes))},
+		{"record bytes (xl_tot_len)", format.FormatBytes(float64(tot.RecordBytes))},
+		{"image bytes", format.FormatBytes(float64(tot.ImageBytes)) + " (" + reportPct(tot.ImageBytes, tot.WALBytes) + " of WAL, " + reportCount(tot.Images) + " images)"},
 		{"checkpoint cycles", strconv.Itoa(len(b.Cycles))},
 	}
 	if s.LSN != nil {
 		v.Summary = append(v.Summary, reportKV{"LSN range", s.LSN.Start.String() + " to " + s.LSN.End.String()})
 	}
-	level := rmgr.WalLevelName(s.WalLevel)
+	level := s.WalLevel.String()
 	if !s.WalLevelStated {
 		level += " (inferred from the records: no record states it)"
 	}
@@ -209,9 +209,9 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 			{"system identifier", strconv.FormatUint(vr.SystemID, 10)},
 			{"wal_level", level},
 			{"full_page_writes", fpw},
-			{"XLOG_BLCKSZ (WAL page size)", FormatCount(float64(vr.PageSize)) + " bytes"},
-			{"wal_segment_size", FormatBytes(float64(vr.SegmentSize))},
-			{"BLCKSZ (data page size, --blcksz; not in the WAL)", FormatCount(float64(s.BlockSize)) + " bytes"},
+			{"XLOG_BLCKSZ (WAL page size)", format.FormatCount(float64(vr.PageSize)) + " bytes"},
+			{"wal_segment_size", format.FormatBytes(float64(vr.SegmentSize))},
+			{"BLCKSZ (data page size, --blcksz; not in the WAL)", format.FormatCount(float64(s.BlockSize)) + " bytes"},
 		}
 	}
 
@@ -255,10 +255,10 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 		ch := &AreaChart{Title: "WAL bytes over time", XLabel: "time (UTC), starting " + time.Unix(first, 0).UTC().Format("2006-01-02 15:04:05"),
 			YLabel: "WAL bytes per " + b.Bucket.String(), X: xs, XEnd: float64(last + bw), Series: two, Values: vals,
 			XFormat: func(x float64) string { return time.Unix(int64(x), 0).UTC().Format(tf) },
-			Markers: marks, MarkerName: "checkpoint completed", Width: width, ids: ids}
-		v.OverTime = ch.SVG()
+			Markers: marks, MarkerName: "checkpoint completed", Width: width}
+		v.OverTime = ch.SVG(ids)
 		if ub := b.Buckets[-1<<62]; ub != nil {
-			v.TimeNote = FormatBytes(float64(ub.WALBytes)) + " of WAL carry no timestamp and are not shown."
+			v.TimeNote = format.FormatBytes(float64(ub.WALBytes)) + " of WAL carry no timestamp and are not shown."
 		}
 	} else {
 		v.TimeNote = "The WAL carries no timestamp (no commit or checkpoint record): nothing to draw over time."
@@ -278,16 +278,16 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 				marks = append(marks, Marker{X: float64(c.Redo), Label: "redo " + c.Redo.String()})
 			}
 		}
-		ch := &AreaChart{Title: "WAL bytes over LSN", XLabel: "WAL position (LSN)", YLabel: "WAL bytes per " + FormatBytes(float64(l.Width)) + " of LSN",
+		ch := &AreaChart{Title: "WAL bytes over LSN", XLabel: "WAL position (LSN)", YLabel: "WAL bytes per " + format.FormatBytes(float64(l.Width)) + " of LSN",
 			X: xs, XEnd: float64(uint64(l.Start) + uint64(len(xs))*l.Width), Series: two, Values: vals,
 			XFormat: func(x float64) string { return xlog.LSN(uint64(x)).String() },
-			Markers: marks, MarkerName: "checkpoint redo point", Width: width, ids: ids}
-		v.OverLSN = ch.SVG()
+			Markers: marks, MarkerName: "checkpoint redo point", Width: width}
+		v.OverLSN = ch.SVG(ids)
 	}
 	// Checkpoint cycles.
 	{
 		ch := &BarChart{Title: "WAL per checkpoint cycle", XLabel: "WAL bytes in the cycle (note: image share, distinct blocks imaged)",
-			Series: two, Width: width, ids: ids}
+			Series: two, Width: width}
 		v.CycleTab = reportTable{Columns: []string{"#", "redo point", "end", "checkpoint time", "records", "WAL bytes", "image bytes", "image share", "distinct blocks imaged", "image bytes per tenth of the cycle"},
 			Numeric: []bool{true, false, false, false, true, true, true, true, true, false}}
 		for i, c := range b.Cycles {
@@ -300,7 +300,7 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 			}
 			img := float64(c.ImageBytes)
 			ch.Rows = append(ch.Rows, BarRow{Label: label, Values: []float64{math.Max(float64(c.WALBytes)-img, 0), img},
-				Note: reportPct(c.ImageBytes, c.WALBytes) + " images, " + FormatCount(float64(c.DistinctBlocks)) + " blocks"})
+				Note: reportPct(c.ImageBytes, c.WALBytes) + " images, " + format.FormatCount(float64(c.DistinctBlocks)) + " blocks"})
 			tenths := ""
 			for k, t := range c.Tenths {
 				if k > 0 {
@@ -312,7 +312,7 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 				reportCount(c.WALBytes), reportCount(c.ImageBytes), reportPct(c.ImageBytes, c.WALBytes), reportCount(uint64(c.DistinctBlocks)), tenths})
 		}
 		if len(ch.Rows) > 0 {
-			v.Cycles = ch.SVG()
+			v.Cycles = ch.SVG(ids)
 		}
 	}
 	// Resource managers and record types.
@@ -343,12 +343,12 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 	}
 	recSeries := []string{"record bytes (rec)", "image bytes (fpi)"}
 	if rb, rn := stackRows(rmgrRows, 0); len(rb) > 0 {
-		v.RmgrB = (&BarChart{Title: "bytes per resource manager", XLabel: "bytes (xl_tot_len, as pg_waldump --stats)", Series: recSeries, Rows: rb, Width: width, ids: ids}).SVG()
-		v.RmgrN = (&BarChart{Title: "records per resource manager", XLabel: "records", Series: []string{"records"}, Rows: rn, Format: FormatCount, Width: width, ids: ids}).SVG()
+		v.RmgrB = (&BarChart{Title: "bytes per resource manager", XLabel: "bytes (xl_tot_len, as pg_waldump --stats)", Series: recSeries, Rows: rb, Width: width}).SVG(ids)
+		v.RmgrN = (&BarChart{Title: "records per resource manager", XLabel: "records", Series: []string{"records"}, Rows: rn, Format: format.FormatCount, Width: width}).SVG(ids)
 	}
 	if rb, rn := stackRows(recRows, 20); len(rb) > 0 {
-		v.RecB = (&BarChart{Title: "bytes per record type (top 20)", XLabel: "bytes (xl_tot_len)", Series: recSeries, Rows: rb, Width: width, ids: ids}).SVG()
-		v.RecN = (&BarChart{Title: "records per record type (top 20 by bytes)", XLabel: "records", Series: []string{"records"}, Rows: rn, Format: FormatCount, Width: width, ids: ids}).SVG()
+		v.RecB = (&BarChart{Title: "bytes per record type (top 20)", XLabel: "bytes (xl_tot_len)", Series: recSeries, Rows: rb, Width: width}).SVG(ids)
+		v.RecN = (&BarChart{Title: "records per record type (top 20 by bytes)", XLabel: "records", Series: []string{"records"}, Rows: rn, Format: format.FormatCount, Width: width}).SVG(ids)
 	}
 	// Relations.
 	{
@@ -374,7 +374,7 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 		}
 		if len(rows) > 0 {
 			v.RelWAL = (&BarChart{Title: "top relations by WAL bytes", XLabel: "WAL bytes (a record counts for its first block's relation, an image for its own)",
-				Series: two, Rows: rows, Width: width, ids: ids}).SVG()
+				Series: two, Rows: rows, Width: width}).SVG(ids)
 		}
 		sort.SliceStable(rels, func(i, j int) bool { return rels[i].ImageBytes > rels[j].ImageBytes })
 		rows = nil
@@ -386,10 +386,10 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 				Note: reportCount(r.Images) + " images"})
 		}
 		if len(rows) > 0 {
-			v.RelImg = (&BarChart{Title: "top relations by image bytes", XLabel: "stored image bytes", Series: []string{"image bytes"}, Rows: rows, Width: width, ids: ids}).SVG()
+			v.RelImg = (&BarChart{Title: "top relations by image bytes", XLabel: "stored image bytes", Series: []string{"image bytes"}, Rows: rows, Width: width}).SVG(ids)
 		}
 		if b.NoRel.Records > 0 {
-			v.RelNote = fmt.Sprintf("Records without block references (commits, checkpoints, ...): %s records, %s of WAL.", reportCount(b.NoRel.Records), FormatBytes(float64(b.NoRel.WALBytes)))
+			v.RelNote = fmt.Sprintf("Records without block references (commits, checkpoints, ...): %s records, %s of WAL.", reportCount(b.NoRel.Records), format.FormatBytes(float64(b.NoRel.WALBytes)))
 		}
 		if s.Catalog == nil {
 			v.RelNote += " Relations are shown by tablespace/database/relfilenode; give --catalog to name them."
@@ -399,7 +399,7 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 	if s.Actual.WALBytes > 0 {
 		a := s.Actual
 		ch := &BarChart{Title: "what-if: WAL under other settings", XLabel: "estimated WAL bytes (LSN distance)",
-			Series: []string{"other bytes", "image bytes"}, Ref: float64(a.WALBytes), RefLabel: "actual WAL size", Width: width, ids: ids}
+			Series: []string{"other bytes", "image bytes"}, Ref: float64(a.WALBytes), RefLabel: "actual WAL size", Width: width}
 		v.WhatTab = reportTable{Columns: []string{"setting", "value", "WAL bytes", "image bytes", "record bytes", "flush write bytes", "WAL ratio"},
 			Numeric: []bool{false, false, true, true, true, true, true}}
 		for _, sc := range append([]analyze.Scenario{a}, s.Scenarios...) {
@@ -413,7 +413,7 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 			v.WhatTab.Rows = append(v.WhatTab.Rows, []string{sc.Setting, sc.Value, reportCount(sc.WALBytes), reportCount(sc.ImageBytes), reportCount(sc.RecordBytes), reportCount(sc.FlushWriteBytes),
 				strconv.FormatFloat(ratio, 'f', 3, 64)})
 		}
-		v.WhatIf = ch.SVG()
+		v.WhatIf = ch.SVG(ids)
 	}
 	// Verification.
 	if vr != nil {
@@ -445,7 +445,7 @@ func buildReportSide(s *ReportSide, ids *svgChartIDs, width int) reportSideView 
 			v.TLTab.Rows = append(v.TLTab.Rows, []string{strconv.Itoa(int(t.TLI)), t.Start, t.End, reportCount(t.Records)})
 		}
 		if a := vr.Archive; a != nil {
-			v.Verify = append(v.Verify, reportKV{"archive", fmt.Sprintf("%d files, %s stored, %s of WAL", a.Files, FormatBytes(float64(a.StoredBytes)), FormatBytes(float64(a.Bytes)))})
+			v.Verify = append(v.Verify, reportKV{"archive", fmt.Sprintf("%d files, %s stored, %s of WAL", a.Files, format.FormatBytes(float64(a.StoredBytes)), format.FormatBytes(float64(a.Bytes)))})
 			for _, t := range a.Timelines {
 				v.Verify = append(v.Verify, reportKV{fmt.Sprintf("archive timeline %d", t.TLI), fmt.Sprintf("%d segments (%s to %s), %d partial", t.Segments, t.First, t.Last, t.Partial)})
 			}

@@ -1,0 +1,78 @@
+package analyze
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/walscope/walscope/decode"
+)
+
+// Catalog maps relfilenodes to relation names, from a CSV export of pg_class
+// made in each database with:
+//
+//	psql -d DB -c "\copy (select d.oid as database, c.reltablespace, c.relfilenode, n.nspname, c.relname
+//	  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+//	  join pg_database d on d.datname = current_database() where c.relfilenode <> 0) to 'catalog.csv' csv header"
+//
+// Columns are found by name; only relfilenode and relname are required.
+// Relations mapped by pg_filenode.map (relfilenode 0 in pg_class) are not in
+// it.
+type Catalog map[catalogKey]string
+
+type catalogKey struct{ db, rel uint32 }
+
+// ReadCatalog reads a catalog CSV.
+func ReadCatalog(r io.Reader) (Catalog, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("empty catalog")
+	}
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[strings.ToLower(strings.TrimSpace(c))] = i
+	}
+	fn, ok1 := col["relfilenode"]
+	name, ok2 := col["relname"]
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("catalog needs relfilenode and relname columns, has %v", rows[0])
+	}
+	db, hasDB := col["database"]
+	ns, hasNS := col["nspname"]
+	cat := Catalog{}
+	for _, r := range rows[1:] {
+		if len(r) <= max(fn, name) {
+			continue
+		}
+		rel, err := strconv.ParseUint(r[fn], 10, 32)
+		if err != nil {
+			continue
+		}
+		var d uint64
+		if hasDB && db < len(r) {
+			d, _ = strconv.ParseUint(r[db], 10, 32)
+		}
+		n := r[name]
+		if hasNS && ns < len(r) && r[ns] != "" {
+			n = r[ns] + "." + n
+		}
+		cat[catalogKey{uint32(d), uint32(rel)}] = n
+	}
+	return cat, nil
+}
+
+// Name returns the relation's name, or "".
+func (c Catalog) Name(r decode.RelFileLocator) string {
+	if c == nil {
+		return ""
+	}
+	if n, ok := c[catalogKey{r.DBOID, r.RelNumber}]; ok {
+		return n
+	}
+	return c[catalogKey{0, r.RelNumber}]
+}
