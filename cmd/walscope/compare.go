@@ -7,8 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
-	"github.com/walscope/walscope/export"
-	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
@@ -22,6 +21,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "by", Value: "record", Usage: "rows per `KEY`: record or rmgr"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"},
 			&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "read with `N` workers (default: one per core)"},
 		},
 		Action: compareAction,
 	}
@@ -38,11 +38,11 @@ func compareAction(c *cli.Context) error {
 	perRecord := c.String("by") == "record"
 	var prof [2]*analyze.Profile
 	for i, path := range c.Args().Slice() {
-		src, err := archive.OpenPaths([]string{path})
+		src, err := archive.Open(path)
 		if err != nil {
 			return openErr([]string{path}, err)
 		}
-		p, err := analyze.ProfileStream(src, xlog.Options{FollowHistory: true}, c.Int("blcksz"))
+		p, err := analyze.ProfileStream(src, xlog.Options{FollowHistory: true}, c.Int("blcksz"), jobs(c))
 		if err != nil {
 			return readerSetupError(err)
 		}
@@ -68,7 +68,7 @@ func compareAction(c *cli.Context) error {
 			names = append(names, r.Name)
 		}
 	}
-	t := &export.Table{
+	t := &format.Table{
 		Columns: []string{"type", "records_a", "records_b", "bytes_a", "bytes_b", "fpi_bytes_a", "fpi_bytes_b", "bytes_diff", "bytes_ratio"},
 		Numeric: []bool{false, true, true, true, true, true, true, true, true},
 	}
@@ -89,8 +89,8 @@ func compareAction(c *cli.Context) error {
 	defer out.Flush()
 	if c.String("format") == "text" {
 		fmt.Fprintf(out, "A: %s, %d-byte pages, wal_level %s, %s to %s\nB: %s, %d-byte pages, wal_level %s, %s to %s\n\n",
-			c.Args().Get(0), a.PageSize, rmgr.WalLevelName(a.WalLevel), a.Start, a.End,
-			c.Args().Get(1), b.PageSize, rmgr.WalLevelName(b.WalLevel), b.Start, b.End)
+			c.Args().Get(0), a.PageSize, a.WalLevel, a.Start, a.End,
+			c.Args().Get(1), b.PageSize, b.WalLevel, b.Start, b.End)
 	}
 	return t.Write(out, c.String("format"))
 }

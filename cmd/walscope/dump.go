@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 )
@@ -114,16 +114,11 @@ func parseFilter(c *cli.Context, stdout io.Writer) (*filter, bool, error) {
 		f.block, f.blockEnable, f.extended = uint32(b), true, true
 	}
 	if s := c.String("fork"); s != "" {
-		f.fork = -1
-		for i, n := range decode.ForkNames {
-			if n == s {
-				f.fork = i
-			}
-		}
-		if f.fork < 0 {
+		fork, ok := decode.ParseForkNumber(s)
+		if !ok {
 			return nil, false, usageErr("invalid fork name: %q", s)
 		}
-		f.extended = true
+		f.fork, f.extended = int(fork), true
 	}
 	if f.blockEnable && !f.relEnabled {
 		return nil, false, usageErr("option -B/--block requires option -R/--relation to be specified")
@@ -223,7 +218,7 @@ type dumpSink struct {
 
 func (s *dumpSink) record(dec *decode.Decoder, d *decode.Record) error {
 	if !s.quiet {
-		s.out = export.AppendRecord(s.out, d, s.detailed, dec.BlockSize)
+		s.out = format.AppendRecord(s.out, d, s.detailed, dec.BlockSize)
 		if s.direct != nil && len(s.out) >= 64<<10 {
 			if _, err := s.direct.Write(s.out); err != nil {
 				return err
@@ -269,10 +264,10 @@ func endOfRun(stderr io.Writer, end xlog.LSN, err error, pgMode, quiet bool) err
 
 // walError reports a record whose body does not decode; as in pg_waldump the
 // message names the previous record.
-func walError(r *xlog.Reader, rec *xlog.Record, err error) error {
+func walError(rec *xlog.Record, err error) error {
 	if de, ok := errors.AsType[*decode.Error](err); ok {
 		return &exitError{code: exitProblem, msg: fmt.Sprintf("error in WAL record at %s: %s [%s: file %s, offset %d, LSN %s]",
-			r.LastLSN(), de.Msg, analyze.ClassRecordHeader, rec.Segment, uint64(rec.LSN)%uint64(rec.SegSize), rec.LSN)}
+			rec.LSN, de.Msg, analyze.ClassRecordHeader, rec.Segment, uint64(rec.LSN)%uint64(rec.SegSize), rec.LSN)}
 	}
 	return &exitError{code: exitProblem, msg: err.Error()}
 }
@@ -320,10 +315,10 @@ func (s *pageSaver) save(dec *decode.Decoder, rec *decode.Record) error {
 		if err != nil {
 			return &exitError{code: exitProblem, msg: err.Error()}
 		}
-		fork := decode.ForkName(b.Fork())
-		if fork == "" {
+		if !b.Fork().Valid() {
 			return &exitError{code: exitProblem, msg: fmt.Sprintf("invalid fork number: %d", b.Fork())}
 		}
+		fork := b.Fork().Name()
 		name := fmt.Sprintf("%08X-%08X-%08X.%d.%d.%d.%d_%s", uint32(rec.TLI), uint32(rec.LSN>>32), uint32(rec.LSN),
 			b.Rel.SpcOID, b.Rel.DBOID, b.Rel.RelNumber, b.Block, fork)
 		page := s.buf

@@ -109,7 +109,8 @@ func exportAction(c *cli.Context) error {
 	ex, err := export.New(cfg)
 	if err != nil {
 		if errors.Is(err, export.ErrExists) {
-			return &exitError{code: exitProblem, msg: err.Error()}
+			// The library names no flag: the hint is the command's.
+			return &exitError{code: exitProblem, msg: err.Error() + " (use --overwrite to replace it)"}
 		}
 		return usageErr("%v", err)
 	}
@@ -161,7 +162,7 @@ func exportAction(c *cli.Context) error {
 func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.CycleInfo {
 	// The export's tenths of the last cycle wait for the end of its own
 	// reading: this pass need not check the CRC of records it skips.
-	finders, start, _ := xlogPass(in, r, blockSize, workers, 64<<20, true, func(f *export.CycleFinder, d *decode.Record) { f.Add(d) })
+	finders, start, _ := xlogPass(in, blockSize, workers, 64<<20, true, func(f *export.CycleFinder, d *decode.Record) { f.Add(d) })
 	var all export.CycleFinder
 	for i := range finders {
 		all.Append(&finders[i])

@@ -85,7 +85,7 @@ func resolveInput(c *cli.Context) (*input, error) {
 // archive opens paths in any layout xlog/archive knows (a directory, a
 // backup tool's repository, tar files, segment files) and follows timelines.
 func (in *input) archive(paths []string) (*input, error) {
-	src, err := archive.OpenPaths(paths)
+	src, err := archive.Open(paths...)
 	if err != nil {
 		return nil, openErr(paths, err)
 	}
@@ -96,6 +96,9 @@ func (in *input) archive(paths []string) (*input, error) {
 
 // openErr is the usage error for an input that cannot be opened.
 func openErr(paths []string, err error) error {
+	if errors.Is(err, xlog.ErrNoSegments) {
+		return usageErr("could not find any WAL file")
+	}
 	if _, ok := errors.AsType[*archive.Error](err); ok {
 		return usageErr("%v", err)
 	}
@@ -148,6 +151,9 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 		}
 	}
 	src, err := archive.Open(dir)
+	if errors.Is(err, xlog.ErrNoSegments) {
+		return nil, usageErr("could not locate WAL file %q", startName)
+	}
 	if err != nil {
 		return nil, openErr([]string{dir}, err)
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
 
@@ -46,7 +48,10 @@ func lsAction(c *cli.Context) error {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	src, err := archive.OpenPaths(paths)
+	src, err := archive.Open(paths...)
+	if errors.Is(err, xlog.ErrNoSegments) {
+		return usageErr("could not find any WAL file in %s", strings.Join(paths, " "))
+	}
 	if err != nil {
 		return openErr(paths, err)
 	}

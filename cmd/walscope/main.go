@@ -13,7 +13,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/urfave/cli/v2"
-	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/analyze"
 )
 
 // Exit codes.
@@ -106,7 +106,7 @@ func jobs(c *cli.Context) int {
 }
 
 // loadCatalog reads --catalog, a CSV export of pg_class (none without it).
-func loadCatalog(c *cli.Context) (export.Catalog, error) {
+func loadCatalog(c *cli.Context) (analyze.Catalog, error) {
 	f := c.String("catalog")
 	if f == "" {
 		return nil, nil
@@ -116,7 +116,7 @@ func loadCatalog(c *cli.Context) (export.Catalog, error) {
 		return nil, usageErr("could not open catalog %q: %v", f, err)
 	}
 	defer fh.Close()
-	cat, err := export.ReadCatalog(fh)
+	cat, err := analyze.ReadCatalog(fh)
 	if err != nil {
 		return nil, usageErr("catalog %q: %v", f, err)
 	}

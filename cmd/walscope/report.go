@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,10 +9,11 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/report"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 func reportCommand() *cli.Command {
@@ -43,13 +43,13 @@ func reportAction(c *cli.Context) error {
 	}
 	blcksz := c.Int("blcksz")
 	workers := jobs(c)
-	rep := &export.Report{Title: "walscope report", Generated: time.Now()}
+	rep := &report.Report{Title: "walscope report", Generated: time.Now()}
 	if c.Bool("compare") {
 		if c.NArg() != 2 {
 			return usageErr("report --compare needs two inputs, A and B")
 		}
 		for _, path := range c.Args().Slice() {
-			src, err := archive.OpenPaths([]string{path})
+			src, err := archive.Open(path)
 			if err != nil {
 				return openErr([]string{path}, err)
 			}
@@ -75,10 +75,10 @@ func reportAction(c *cli.Context) error {
 			return err
 		}
 		side.Catalog = cat
-		rep.Sides = []*export.ReportSide{side}
+		rep.Sides = []*report.ReportSide{side}
 		rep.Title = "walscope report: " + name
 	}
-	if err := writeAtomic(out, func(w io.Writer) error { return export.WriteReport(w, rep) }); err != nil {
+	if err := writeAtomic(out, func(w io.Writer) error { return report.WriteReport(w, rep) }); err != nil {
 		return &exitError{code: exitProblem, msg: err.Error()}
 	}
 	if !c.Bool("quiet") {
@@ -102,68 +102,85 @@ func reportAction(c *cli.Context) error {
 // the timestamps' range, the wal_level and what-if's inputs; a second that
 // feeds every analysis, with the what-if's images recompressed on every core
 // by a reader running ahead) and verifies it.
-func collectReport(name string, in *input, blcksz, workers int) (*export.ReportSide, error) {
-	side := &export.ReportSide{Name: name, BlockSize: blcksz, WalLevel: -1}
-	r, err := xlog.NewReader(in.src, in.opts)
+func collectReport(name string, in *input, blcksz, workers int) (*report.ReportSide, error) {
+	side := &report.ReportSide{Name: name, BlockSize: blcksz, WalLevel: xlog.WalLevelUnknown}
+	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers})
 	if err != nil {
 		return nil, readerSetupError(err)
 	}
 	dec := decode.NewDecoder(blcksz)
-	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: -1}
-	var learner analyze.DataLenLearner
-	var level analyze.LevelGuesser
-	var finder analyze.RedoFinder
-	var start, end xlog.LSN
-	var tmin, tmax time.Time
-	stamp := func(t time.Time) {
-		if t.IsZero() {
-			return
-		}
-		if tmin.IsZero() || t.Before(tmin) {
-			tmin = t
-		}
-		if t.After(tmax) {
-			tmax = t
-		}
+	wi := analyze.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
+	// The first pass, on every core, up to the first problem (the second
+	// pass reports how the WAL ends).
+	type firstPass struct {
+		learner    analyze.DataLenLearner
+		level      analyze.LevelGuesser
+		finder     analyze.RedoFinder
+		redo       []xlog.LSN
+		fpw        []string // full_page_writes as checkpoints state it, repeats dropped
+		levelSaid  bool     // a record states wal_level
+		tmin, tmax time.Time
+		end        xlog.LSN // after the last record
 	}
-	var prev xlog.LSN
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break // the second pass reports how the WAL ends
+	parts, start, _ := recordPass(in, blcksz, workers, 0, func(p *firstPass, d *decode.Record) {
+		stamp := func(t time.Time) {
+			if t.IsZero() {
+				return
+			}
+			if p.tmin.IsZero() || t.Before(p.tmin) {
+				p.tmin = t
+			}
+			if t.After(p.tmax) {
+				p.tmax = t
+			}
 		}
-		d, err := dec.Decode(rec, prev)
-		prev = rec.LSN
-		if err != nil {
-			break
-		}
-		if start == 0 {
-			start = rec.LSN
-		}
-		end = rec.EndLSN
-		learner.Add(d)
-		level.Add(d)
-		finder.Add(d)
+		p.end = d.EndLSN
+		p.learner.Add(d)
+		p.level.Add(d)
+		p.finder.Add(d)
 		if cp, ok := rmgr.Checkpoint(d); ok {
-			wi.Redo = append(wi.Redo, cp.Redo)
+			p.redo = append(p.redo, cp.Redo)
 			stamp(cp.Time)
 			fpw := map[bool]string{true: "on", false: "off"}[cp.FullPageWrites]
-			if n := len(side.FullPageWrites); n == 0 || side.FullPageWrites[n-1] != fpw {
-				side.FullPageWrites = append(side.FullPageWrites, fpw)
+			if n := len(p.fpw); n == 0 || p.fpw[n-1] != fpw {
+				p.fpw = append(p.fpw, fpw)
 			}
-			if cp.WalLevel >= 0 {
-				side.WalLevelStated = true
+			if cp.WalLevel >= xlog.WalLevelMinimal {
+				p.levelSaid = true
 			}
 		}
-		if pc, ok := rmgr.ParameterChange(d); ok {
-			_ = pc
-			side.WalLevelStated = true
+		if _, ok := rmgr.ParameterChange(d); ok {
+			p.levelSaid = true
 		}
 		if e, ok := rmgr.XactEnd(d); ok {
 			stamp(e.Time)
 		}
+	})
+	var learner analyze.DataLenLearner
+	var level analyze.LevelGuesser
+	var finder analyze.RedoFinder
+	var end xlog.LSN
+	var tmin, tmax time.Time
+	for i := range parts {
+		p := &parts[i]
+		learner.Merge(&p.learner)
+		level.Merge(&p.level)
+		finder.Points = append(finder.Points, p.finder.Points...)
+		wi.Redo = append(wi.Redo, p.redo...)
+		for _, fpw := range p.fpw {
+			if n := len(side.FullPageWrites); n == 0 || side.FullPageWrites[n-1] != fpw {
+				side.FullPageWrites = append(side.FullPageWrites, fpw)
+			}
+		}
+		side.WalLevelStated = side.WalLevelStated || p.levelSaid
+		if !p.tmin.IsZero() && (tmin.IsZero() || p.tmin.Before(tmin)) {
+			tmin = p.tmin
+		}
+		if p.tmax.After(tmax) {
+			tmax = p.tmax
+		}
+		end = max(end, p.end)
 	}
-	r.Close()
 	if start == 0 {
 		return nil, &exitError{code: exitProblem, msg: fmt.Sprintf("%s: no valid WAL record found", name)}
 	}
@@ -185,37 +202,38 @@ func collectReport(name string, in *input, blcksz, workers int) (*export.ReportS
 	b := analyze.NewBreakdown(bucketFor(tmax.Sub(tmin)), finder.Sorted(), start, end)
 	b.KeepXids = 0 // the report shows no transactions
 	var st analyze.Stats
-	bins := export.NewLSNBins(start, end, 240)
+	bins := report.NewLSNBins(start, end, 240)
 
-	// Second pass.
-	r, err = xlog.NewReader(in.src, in.opts)
+	// Second pass: the what-if estimate takes the records in order, from
+	// one reader.
+	seq, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: 1})
 	if err != nil {
 		return nil, readerSetupError(err)
 	}
-	prev = 0
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				side.EndNote = "Reading stopped at " + r.EndLSN().String() + ": " + err.Error()
+	res, err := stream.Run(seq, stream.Job[*decode.Decoder]{
+		NewPart: func(stream.SpanInfo) *decode.Decoder { return dec },
+		Record: func(dec *decode.Decoder, rec *xlog.Record) error {
+			d, err := dec.Decode(rec)
+			if err != nil {
+				return err
 			}
-			break
-		}
-		d, err := dec.Decode(rec, prev)
-		prev = rec.LSN
-		if err != nil {
-			side.EndNote = "Reading stopped at " + rec.LSN.String() + ": " + err.Error()
-			break
-		}
-		if rec.LSN >= end {
-			break
-		}
-		b.Add(d)
-		st.Add(d)
-		w.Add(d)
-		bins.Add(d)
+			if rec.LSN >= end {
+				return stream.ErrStop
+			}
+			b.Add(d)
+			st.Add(d)
+			w.Add(d)
+			bins.Add(d)
+			return nil
+		},
+		Merge: func(*decode.Decoder) error { return nil },
+	})
+	if err != nil {
+		return nil, readerSetupError(err)
 	}
-	r.Close()
+	if res.Err != nil {
+		side.EndNote = "Reading stopped at " + res.End.String() + ": " + res.Err.Error()
+	}
 	b.Finish()
 	side.Breakdown, side.Stats, side.LSN = b, &st, bins
 	side.Actual, side.Scenarios = w.Results()

@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 // recordSink receives the selected records of one span of the stream.
@@ -29,29 +28,20 @@ type scanPlan struct {
 	spanBytes   int  // WAL bytes per parallel span
 }
 
-// spanResult is what one span's reader found.
-type spanResult struct {
-	sink      recordSink
-	records   int      // records read (before filtering)
-	first     xlog.LSN // first record read
-	firstPrev xlog.LSN // its xl_prev
-	last      xlog.LSN // last record read
-	end       xlog.LSN // where the next record would start
-	err       error    // io.EOF at the span's end, else the error that ended it
-	errRec    *xlog.Record
-	decodeErr error
-	version   xlog.Version
-	segSize   uint32
-	start     xlog.LSN // reading began here
+// scanPart is one span's decoder, count and sink.
+type scanPart struct {
+	dec   *decode.Decoder
+	sink  recordSink
+	first bool // the stream's first span, before its first record
+	start xlog.LSN
+	shown int
 }
 
 // scan reads the input the command's flags select, decodes every record,
 // applies pg_waldump's filters and -n limit, and feeds the selected records
-// to sinks. Without a limit, the stream is cut into spans of whole segments
-// read by one worker per core; the spans are merged in WAL order and checked
-// at each join (the first record of a span must start where the previous
-// span ended and name its last record as xl_prev). Everything before the
-// first problem is delivered, then the run ends as a sequential read would.
+// to sinks, on the parallel engine (xlog/stream): without a limit, spans of
+// the stream are read on every core, merged in WAL order, and the run ends
+// as a sequential read would.
 func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
 	stderr := c.App.ErrWriter
 	f, listed, err := parseFilter(c, stdout)
@@ -66,170 +56,70 @@ func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
 	if limit < 0 {
 		return usageErr("invalid value \"%d\" for option -n/--limit", limit)
 	}
-	r, err := xlog.NewReader(in.src, in.opts)
+	quiet := c.Bool("quiet")
+	blcksz := c.Int("blcksz")
+	cfg := stream.Config{Reader: in.opts, Workers: jobs(c), SpanBytes: plan.spanBytes}
+	cfg.Reader.HeadersOnly = plan.headersOnly
+	if plan.sequential || limit > 0 {
+		cfg.Workers = 1
+	}
+	s, err := stream.Open(in.src, cfg)
 	if err != nil {
 		return readerSetupError(err)
 	}
-	quiet := c.Bool("quiet")
-	blcksz := c.Int("blcksz")
-	workers := jobs(c)
-	var spans []xlog.Span
-	if !plan.sequential && limit == 0 && workers > 1 {
-		spans = r.Spans(max(1, plan.spanBytes/int(r.SegmentSize())))
-	}
-	if len(spans) <= 1 {
-		spans = []xlog.Span{{Start: in.opts.Start}}
-	}
-	wholeEnd := r.LastSegmentEnd()
-	if in.opts.End != 0 {
-		wholeEnd = min(wholeEnd, in.opts.End)
-	}
-	bar := startProgress(stderr, quiet, int64(wholeEnd)-int64(r.Start()), int64(r.SegmentSize()))
+	bar := startProgress(stderr, quiet, int64(s.Limit())-int64(s.Start()), int64(s.SegmentSize()))
 	defer bar.finish()
-	r.Close()
-
-	readSpan := func(index int, sp xlog.Span, sink recordSink, limit int) spanResult {
-		opts := in.opts
-		opts.Start, opts.StopAt = sp.Start, sp.Stop
-		opts.HeadersOnly = plan.headersOnly
-		res := spanResult{sink: sink}
-		r, err := xlog.NewReader(in.src, opts)
-		if err != nil {
-			res.err = err
-			return res
-		}
-		defer r.Close()
-		res.version, res.segSize, res.start = r.Version(), r.SegmentSize(), r.Start()
-		dec := decode.NewDecoder(blcksz)
-		shown := 0
-		var prev xlog.LSN
-		reported := sp.Start
-		for {
-			rec, err := r.Next()
-			if bar != nil && rec != nil && rec.EndLSN-reported > 1<<20 {
-				bar.add(int64(rec.EndLSN - reported))
-				reported = rec.EndLSN
+	if bar != nil {
+		s.SetProgress(bar.add)
+	}
+	res, err := stream.Run(s, stream.Job[*scanPart]{
+		NewPart: func(info stream.SpanInfo) *scanPart {
+			return &scanPart{dec: decode.NewDecoder(blcksz), sink: plan.newSink(info.Whole),
+				first: info.Index == 0 && !info.Resumed, start: info.Span.Start}
+		},
+		Record: func(p *scanPart, rec *xlog.Record) error {
+			if p.first {
+				// Nothing is written before the first span's output.
+				p.first = false
+				reportSkip(stdout, stderr, p.start, rec.LSN, rec.Version, rec.SegSize)
 			}
+			d, err := p.dec.Decode(rec)
 			if err != nil {
-				res.err, res.end = err, r.EndLSN()
-				return res
-			}
-			if res.records == 0 {
-				res.first, res.firstPrev = rec.LSN, rec.Header.Prev
-				if index == 0 {
-					// Nothing is written before the first span's output.
-					reportSkip(stdout, stderr, res.start, rec.LSN, res.version, res.segSize)
-				}
-			}
-			res.records++
-			res.last, res.end = rec.LSN, rec.EndLSN
-			d, err := dec.Decode(rec, prev)
-			prev = rec.LSN
-			if err != nil {
-				res.decodeErr, res.errRec = err, rec
-				res.err = walError(r, rec, err)
-				return res
+				return walError(rec, err)
 			}
 			if !f.match(d) {
-				continue
+				return nil
 			}
-			if err := sink.record(dec, d); err != nil {
-				res.err = err
-				return res
-			}
-			shown++
-			if limit > 0 && shown >= limit {
-				res.err = io.EOF
-				return res
-			}
-		}
-	}
-
-	// Run the spans, at most workers at a time and at most workers+1 not
-	// yet merged, so memory stays bounded whatever the archive size.
-	results := make([]chan spanResult, len(spans))
-	for i := range results {
-		results[i] = make(chan spanResult, 1)
-	}
-	slots := make(chan struct{}, workers+1)
-	var stop atomic.Bool
-	go func() {
-		defer close(slots)
-		sem := make(chan struct{}, workers)
-		for i, sp := range spans {
-			slots <- struct{}{}
-			if stop.Load() {
-				results[i] <- spanResult{err: errStopped}
-				continue
-			}
-			sem <- struct{}{}
-			go func() {
-				results[i] <- readSpan(i, sp, plan.newSink(len(spans) == 1), limit)
-				<-sem
-			}()
-		}
-	}()
-	defer func() {
-		stop.Store(true)
-		go func() {
-			for range slots {
-			}
-		}()
-	}()
-
-	var last spanResult
-	haveLast := false
-	var end xlog.LSN
-	var version xlog.Version
-	for i := range spans {
-		res := <-results[i]
-		<-slots
-		if i == 0 && res.version != 0 {
-			version = res.version
-		}
-		if haveLast && res.records > 0 && (res.first != last.end || res.firstPrev != last.last) {
-			stop.Store(true)
-			if err := plan.merge(res.sink); err != nil {
+			if err := p.sink.record(p.dec, d); err != nil {
 				return err
 			}
-			err := &xlog.Error{LSN: res.first, RecordLSN: last.last, Err: xlog.ErrPrevLink,
-				Msg: fmt.Sprintf("record with incorrect prev-link %s at %s", res.firstPrev, res.first)}
-			if res.first != last.end {
-				err.Msg = fmt.Sprintf("the record after %s starts at %s, not at %s", last.last, res.first, last.end)
+			p.shown++
+			if limit > 0 && p.shown >= limit {
+				return stream.ErrStop
 			}
-			return finishScan(stdout, stderr, plan, err, last.end, version, in.pgMode, quiet)
-		}
-		if err := plan.merge(res.sink); err != nil {
+			return nil
+		},
+		Merge: func(p *scanPart) error { return plan.merge(p.sink) },
+	})
+	if err != nil {
+		if _, ok := err.(*exitError); ok {
 			return err
 		}
-		if res.records > 0 {
-			last, haveLast = res, true
-		}
-		end = res.end
-		if res.err != io.EOF || spans[i].Stop == 0 {
-			stop.Store(true)
-			return finishScan(stdout, stderr, plan, res.err, end, version, in.pgMode, quiet)
-		}
+		return readerSetupError(err)
 	}
-	return finishScan(stdout, stderr, plan, io.EOF, end, version, in.pgMode, quiet)
-}
-
-var errStopped = fmt.Errorf("stopped")
-
-func finishScan(stdout *bufio.Writer, stderr io.Writer, plan scanPlan, runErr error, end xlog.LSN, version xlog.Version, pgMode, quiet bool) error {
 	if plan.done != nil {
-		if err := plan.done(end, version); err != nil {
+		if err := plan.done(res.End, s.Version()); err != nil {
 			return err
 		}
 	}
 	stdout.Flush()
-	if runErr == nil || runErr == io.EOF {
-		return endOfRun(stderr, end, io.EOF, pgMode, quiet)
+	if res.Err == nil {
+		return endOfRun(stderr, res.End, io.EOF, in.pgMode, quiet)
 	}
-	if _, ok := runErr.(*exitError); ok {
-		return runErr
+	if _, ok := res.Err.(*exitError); ok {
+		return res.Err
 	}
-	return endOfRun(stderr, end, runErr, pgMode, quiet)
+	return endOfRun(stderr, res.End, res.Err, in.pgMode, quiet)
 }
 
 // reportSkip says, as pg_waldump does, that the start was not a record start
@@ -258,97 +148,71 @@ func reportSkip(stdout, stderr io.Writer, start, first xlog.LSN, v xlog.Version,
 // skipCRC only the XLOG records are checked against their CRC (the command's
 // own reading checks every record); without, every record is, and the end
 // is where a full read stops. It returns the spans' Ts in WAL order, the
+
+// xlogPass is a first pass over the stream for its XLOG records
+// (checkpoints, parameter changes): spans of spanBytes read on every core,
+// headers only, each XLOG record handed to add with its span's T. With
+// skipCRC only the XLOG records are checked against their CRC (the command's
+// own reading checks every record); without, every record is, and the end
+// is where a full read stops. It returns the spans' Ts in WAL order, the
 // first record's LSN and where reading stopped (the end of the WAL, or its
 // first problem).
-func xlogPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
-	setup := func(o *xlog.Options) {
-		// Checkpoint records are far below HeadersOnlyKeep: kept whole.
-		o.HeadersOnly, o.SkipCRC = true, skipCRC
-	}
-	return passSpans(in, r, blockSize, workers, spanBytes, setup, func(part *T, rec *xlog.Record, dec *decode.Decoder) bool {
+func xlogPass[T any](in *input, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
+	opts := in.opts
+	// Checkpoint records are far below HeadersOnlyKeep: kept whole.
+	opts.HeadersOnly, opts.SkipCRC = true, skipCRC
+	return passSpans(in.src, opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
 		if rec.Header.Rmid != xlog.RmgrXLOG || len(rec.Raw) != int(rec.Header.TotLen) {
-			return true // (an XLOG record cut short is a full-page image: none this pass wants)
+			return nil // (an XLOG record cut short is a full-page image: none this pass wants)
 		}
 		if skipCRC && xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
-			return false // damaged here: the reading ends here too
+			return errPassStop // damaged here: the reading ends here too
 		}
-		if d, err := dec.Decode(rec, 0); err == nil {
+		if d, err := dec.Decode(rec); err == nil {
 			add(part, d)
 		}
-		return true
+		return nil
 	})
 }
 
 // recordPass is a first pass over every record of the stream, decoded, on
 // every core, stopping where a single reader would (a damaged record, or
 // one that does not decode); it returns what xlogPass returns.
-func recordPass[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
-	return passSpans(in, r, blockSize, workers, spanBytes, func(*xlog.Options) {}, func(part *T, rec *xlog.Record, dec *decode.Decoder) bool {
-		d, err := dec.Decode(rec, 0)
+func recordPass[T any](in *input, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
+	return passSpans(in.src, in.opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
+		d, err := dec.Decode(rec)
 		if err != nil {
-			return false
+			return err
 		}
 		add(part, d)
-		return true
+		return nil
 	})
 }
 
-// passSpans reads the stream in spans, one worker per core, handing each
-// record to each with its span's T and decoder; each returns false to stop
-// the reading there. It returns the Ts of the spans up to the first that
-// stopped (a problem, or the end of the WAL), in WAL order, the first
-// record's LSN, and where reading stopped.
-func passSpans[T any](in *input, r *xlog.Reader, blockSize, workers, spanBytes int, setup func(*xlog.Options), each func(*T, *xlog.Record, *decode.Decoder) bool) (parts []T, start, end xlog.LSN) {
-	var spans []xlog.Span
-	if workers > 1 {
-		spans = r.Spans(max(1, spanBytes/int(r.SegmentSize())))
+// errPassStop ends a first pass at a record.
+var errPassStop = fmt.Errorf("first pass stops here")
+
+// passSpans reads the stream on the parallel engine, handing each record to
+// each with its span's T and decoder; an error from each ends the reading
+// there. It returns the Ts of the spans up to where reading stopped (a
+// problem, or the end of the WAL), in WAL order, the first record's LSN, and
+// where reading stopped. The command's own reading reports how the WAL ends.
+func passSpans[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, each func(*T, *xlog.Record, *decode.Decoder) error) (parts []T, start, end xlog.LSN) {
+	s, err := stream.Open(src, stream.Config{Reader: opts, Workers: workers, SpanBytes: spanBytes})
+	if err != nil {
+		return nil, 0, 0
 	}
-	if len(spans) <= 1 {
-		spans = []xlog.Span{{Start: in.opts.Start}}
+	type part struct {
+		t   T
+		dec *decode.Decoder
 	}
-	parts = make([]T, len(spans))
-	starts := make([]xlog.LSN, len(spans))
-	ends := make([]xlog.LSN, len(spans))
-	stopped := make([]bool, len(spans)) // ended before the span's end
-	sem := make(chan struct{}, max(1, workers))
-	var wg sync.WaitGroup
-	for i, sp := range spans {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			opts := in.opts
-			opts.Start, opts.StopAt = sp.Start, sp.Stop
-			setup(&opts)
-			r, err := xlog.NewReader(in.src, opts)
-			if err != nil {
-				stopped[i] = true
-				return
-			}
-			defer r.Close()
-			dec := decode.NewDecoder(blockSize)
-			for {
-				rec, err := r.Next()
-				if err != nil {
-					// the command's own reading reports how the WAL ends
-					ends[i], stopped[i] = r.EndLSN(), err != io.EOF || sp.Stop == 0
-					return
-				}
-				if starts[i] == 0 {
-					starts[i] = rec.LSN
-				}
-				if !each(&parts[i], rec, dec) {
-					ends[i], stopped[i] = rec.LSN, true
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i := range spans {
-		if stopped[i] {
-			return parts[:i+1], starts[0], ends[i]
-		}
-	}
-	return parts, starts[0], ends[len(ends)-1]
+	res, _ := stream.Run(s, stream.Job[*part]{
+		NewPart: func(stream.SpanInfo) *part { return &part{dec: decode.NewDecoder(blockSize)} },
+		Record:  func(p *part, rec *xlog.Record) error { return each(&p.t, rec, p.dec) },
+		Merge: func(p *part) error {
+			parts = append(parts, p.t)
+			return nil
+		},
+	})
+	return parts, res.First, res.End
 }

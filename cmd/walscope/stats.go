@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	"github.com/walscope/walscope/export"
+	walformat "github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -66,11 +66,11 @@ func statsAction(c *cli.Context) error {
 			}
 			switch format {
 			case "json":
-				return export.WriteStatsJSON(stdout, &st, perRecord)
+				return walformat.WriteStatsJSON(stdout, &st, perRecord)
 			case "csv":
-				return export.WriteStatsCSV(stdout, &st, perRecord)
+				return walformat.WriteStatsCSV(stdout, &st, perRecord)
 			}
-			stdout.Write(export.AppendStatsTable(nil, &st, perRecord))
+			stdout.Write(walformat.AppendStatsTable(nil, &st, perRecord))
 			return nil
 		},
 	})
@@ -115,7 +115,7 @@ func breakdownAction(c *cli.Context, by string) error {
 		}
 		workers := jobs(c)
 		var finders []analyze.RedoFinder
-		finders, start, end = xlogPass(in, r, c.Int("blcksz"), workers, max(1, 2*c.Int("span-bytes")), false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
+		finders, start, end = xlogPass(in, c.Int("blcksz"), workers, max(1, 2*c.Int("span-bytes")), false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
 		r.Close()
 		var finder analyze.RedoFinder
 		for _, f := range finders {
@@ -156,20 +156,20 @@ func breakdownAction(c *cli.Context, by string) error {
 				return nil
 			}
 			b.Finish()
-			var t *export.Table
+			var t *walformat.Table
 			switch by {
 			case "relation":
-				t = export.RelationTable(b, cat, top)
+				t = walformat.RelationTable(b, cat, top)
 			case "checkpoint":
-				t = export.CheckpointTable(b)
+				t = walformat.CheckpointTable(b)
 			case "time":
-				t = export.TimeTable(b)
+				t = walformat.TimeTable(b)
 			case "xid":
-				t = export.XidTable(b, top)
+				t = walformat.XidTable(b, top)
 			case "segment":
-				t = export.SegmentTable(b)
+				t = walformat.SegmentTable(b)
 			case "timeline":
-				t = export.TimelineTable(b)
+				t = walformat.TimelineTable(b)
 			}
 			return t.Write(stdout, format)
 		},

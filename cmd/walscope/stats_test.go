@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/internal/testwal"
 )
 
@@ -63,7 +63,7 @@ func checkMachineStats(t *testing.T, dir, by string, tl testwal.Timeline, table 
 		}
 	}
 	out, _, code := walscope(t, dir, "stats", "--by", by, "--format", "json", "-p", "archive", tl.First, tl.Last)
-	var doc export.StatsDoc
+	var doc format.StatsDoc
 	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
 		t.Fatalf("json: exit %d, %v", code, err)
 	}

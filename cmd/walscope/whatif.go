@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	"github.com/walscope/walscope/export"
+	walformat "github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 )
@@ -44,7 +44,7 @@ func whatifAction(c *cli.Context) error {
 		return readerSetupError(err)
 	}
 	dec := decode.NewDecoder(c.Int("blcksz"))
-	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: -1}
+	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
 	workers := jobs(c)
 	// The first pass, on every core: what the estimate needs to know ahead.
 	type firstPass struct {
@@ -52,7 +52,7 @@ func whatifAction(c *cli.Context) error {
 		level   analyze.LevelGuesser
 		redo    []xlog.LSN
 	}
-	parts, start, _ := recordPass(in, r, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *firstPass, d *decode.Record) {
+	parts, start, _ := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *firstPass, d *decode.Record) {
 		p.learner.Add(d)
 		p.level.Add(d)
 		if cp, ok := rmgr.Checkpoint(d); ok {
@@ -104,7 +104,7 @@ func whatifAction(c *cli.Context) error {
 					Scenarios []analyze.Scenario `json:"scenarios"`
 				}{actual, sc})
 			}
-			t := &export.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio"},
+			t := &walformat.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio"},
 				Numeric: []bool{false, false, true, true, true, true, true}}
 			row := func(s analyze.Scenario) {
 				ratio := "1.000"
@@ -139,14 +139,12 @@ func startImagePipeline(in *input, blockSize, workers int) (p *analyze.ImagePipe
 		return nil, nil, readerSetupError(err)
 	}
 	pdec := decode.NewDecoder(blockSize)
-	var prev xlog.LSN
 	next := func() (*decode.Record, error) {
 		rec, err := pr.Next()
 		if err != nil {
 			return nil, err
 		}
-		d, err := pdec.Decode(rec, prev)
-		prev = rec.LSN
+		d, err := pdec.Decode(rec)
 		return d, err
 	}
 	newSizer := func() analyze.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
