@@ -122,7 +122,7 @@ func collectReport(name string, in *input, blcksz, workers int) (*report.ReportS
 		tmin, tmax time.Time
 		end        xlog.LSN // after the last record
 	}
-	parts, start, _ := recordPass(in, blcksz, workers, 0, func(p *firstPass, d *decode.Record) {
+	parts, start, _, err := recordPass(in, blcksz, workers, 0, func(p *firstPass, d *decode.Record) {
 		stamp := func(t time.Time) {
 			if t.IsZero() {
 				return
@@ -156,6 +156,9 @@ func collectReport(name string, in *input, blcksz, workers int) (*report.ReportS
 			stamp(e.Time)
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
 	var learner analyze.DataLenLearner
 	var level analyze.LevelGuesser
 	var finder analyze.RedoFinder

@@ -157,7 +157,7 @@ func reportSkip(stdout, stderr io.Writer, start, first xlog.LSN, v xlog.Version,
 // is where a full read stops. It returns the spans' Ts in WAL order, the
 // first record's LSN and where reading stopped (the end of the WAL, or its
 // first problem).
-func xlogPass[T any](in *input, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
+func xlogPass[T any](in *input, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
 	opts := in.opts
 	// Checkpoint records are far below HeadersOnlyKeep: kept whole.
 	opts.HeadersOnly, opts.SkipCRC = true, skipCRC
@@ -178,7 +178,7 @@ func xlogPass[T any](in *input, blockSize, workers, spanBytes int, skipCRC bool,
 // recordPass is a first pass over every record of the stream, decoded, on
 // every core, stopping where a single reader would (a damaged record, or
 // one that does not decode); it returns what xlogPass returns.
-func recordPass[T any](in *input, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN) {
+func recordPass[T any](in *input, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
 	return passSpans(in.src, in.opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
 		d, err := dec.Decode(rec)
 		if err != nil {
@@ -196,17 +196,18 @@ var errPassStop = fmt.Errorf("first pass stops here")
 // each with its span's T and decoder; an error from each ends the reading
 // there. It returns the Ts of the spans up to where reading stopped (a
 // problem, or the end of the WAL), in WAL order, the first record's LSN, and
-// where reading stopped. The command's own reading reports how the WAL ends.
-func passSpans[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, each func(*T, *xlog.Record, *decode.Decoder) error) (parts []T, start, end xlog.LSN) {
+// where reading stopped. The command's own reading reports how the WAL ends;
+// err is a setup error (a file that cannot be opened), for the command.
+func passSpans[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, each func(*T, *xlog.Record, *decode.Decoder) error) (parts []T, start, end xlog.LSN, err error) {
 	s, err := stream.Open(src, stream.Config{Reader: opts, Workers: workers, SpanBytes: spanBytes})
 	if err != nil {
-		return nil, 0, 0
+		return nil, 0, 0, readerSetupError(err)
 	}
 	type part struct {
 		t   T
 		dec *decode.Decoder
 	}
-	res, _ := stream.Run(s, stream.Job[*part]{
+	res, err := stream.Run(s, stream.Job[*part]{
 		NewPart: func(stream.SpanInfo) *part { return &part{dec: decode.NewDecoder(blockSize)} },
 		Record:  func(p *part, rec *xlog.Record) error { return each(&p.t, rec, p.dec) },
 		Merge: func(p *part) error {
@@ -214,5 +215,8 @@ func passSpans[T any](src xlog.Source, opts xlog.Options, blockSize, workers, sp
 			return nil
 		},
 	})
-	return parts, res.First, res.End
+	if err != nil {
+		return nil, 0, 0, readerSetupError(err)
+	}
+	return parts, res.First, res.End, nil
 }

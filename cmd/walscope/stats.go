@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	walformat "github.com/walscope/walscope/format"
+	format "github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -41,9 +41,9 @@ func statsAction(c *cli.Context) error {
 	default:
 		return usageErr("unrecognized value for option --by: %s", c.String("by"))
 	}
-	format := c.String("format")
-	if format != "text" && format != "json" && format != "csv" {
-		return usageErr("unrecognized value for option --format: %s", format)
+	outFormat := c.String("format")
+	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
+		return usageErr("unrecognized value for option --format: %s", outFormat)
 	}
 	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	defer stdout.Flush()
@@ -64,13 +64,13 @@ func statsAction(c *cli.Context) error {
 			if st.Version == 0 {
 				st.Version = v
 			}
-			switch format {
+			switch outFormat {
 			case "json":
-				return walformat.WriteStatsJSON(stdout, &st, perRecord)
+				return format.WriteStatsJSON(stdout, &st, perRecord)
 			case "csv":
-				return walformat.WriteStatsCSV(stdout, &st, perRecord)
+				return format.WriteStatsCSV(stdout, &st, perRecord)
 			}
-			stdout.Write(walformat.AppendStatsTable(nil, &st, perRecord))
+			stdout.Write(format.AppendStatsTable(nil, &st, perRecord))
 			return nil
 		},
 	})
@@ -90,9 +90,9 @@ func (s *statsSink) record(_ *decode.Decoder, d *decode.Record) error {
 // records before a span's first timestamp, is settled by the merge), with a
 // first pass for the redo points when the checkpoint cycles are asked for.
 func breakdownAction(c *cli.Context, by string) error {
-	format := c.String("format")
-	if format != "text" && format != "json" && format != "csv" {
-		return usageErr("unrecognized value for option --format: %s", format)
+	outFormat := c.String("format")
+	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
+		return usageErr("unrecognized value for option --format: %s", outFormat)
 	}
 	bucket, err := time.ParseDuration(c.String("bucket"))
 	if err != nil || bucket <= 0 {
@@ -109,14 +109,11 @@ func breakdownAction(c *cli.Context, by string) error {
 		if err != nil {
 			return err
 		}
-		r, err := xlog.NewReader(in.src, in.opts)
-		if err != nil {
-			return readerSetupError(err)
-		}
-		workers := jobs(c)
 		var finders []analyze.RedoFinder
-		finders, start, end = xlogPass(in, c.Int("blcksz"), workers, max(1, 2*c.Int("span-bytes")), false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
-		r.Close()
+		finders, start, end, err = xlogPass(in, c.Int("blcksz"), jobs(c), max(1, 2*c.Int("span-bytes")), false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
+		if err != nil {
+			return err
+		}
 		var finder analyze.RedoFinder
 		for _, f := range finders {
 			finder.Points = append(finder.Points, f.Points...)
@@ -156,22 +153,22 @@ func breakdownAction(c *cli.Context, by string) error {
 				return nil
 			}
 			b.Finish()
-			var t *walformat.Table
+			var t *format.Table
 			switch by {
 			case "relation":
-				t = walformat.RelationTable(b, cat, top)
+				t = format.RelationTable(b, cat, top)
 			case "checkpoint":
-				t = walformat.CheckpointTable(b)
+				t = format.CheckpointTable(b)
 			case "time":
-				t = walformat.TimeTable(b)
+				t = format.TimeTable(b)
 			case "xid":
-				t = walformat.XidTable(b, top)
+				t = format.XidTable(b, top)
 			case "segment":
-				t = walformat.SegmentTable(b)
+				t = format.SegmentTable(b)
 			case "timeline":
-				t = walformat.TimelineTable(b)
+				t = format.TimelineTable(b)
 			}
-			return t.Write(stdout, format)
+			return t.Write(stdout, outFormat)
 		},
 	})
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	walformat "github.com/walscope/walscope/format"
+	format "github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 func whatifCommand() *cli.Command {
@@ -31,20 +32,20 @@ func whatifCommand() *cli.Command {
 // redo points, the wal_level and the block data sizes, then to re-estimate
 // every record under each scenario.
 func whatifAction(c *cli.Context) error {
-	format := c.String("format")
-	if format != "text" && format != "json" && format != "csv" {
-		return usageErr("unrecognized value for option --format: %s", format)
+	outFormat := c.String("format")
+	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
+		return usageErr("unrecognized value for option --format: %s", outFormat)
 	}
 	in, err := resolveInput(c)
 	if err != nil {
 		return err
 	}
-	r, err := xlog.NewReader(in.src, in.opts)
+	s, err := stream.Open(in.src, stream.Config{Reader: in.opts})
 	if err != nil {
 		return readerSetupError(err)
 	}
 	dec := decode.NewDecoder(c.Int("blcksz"))
-	wi := analyze.WhatIfInput{PageSize: r.PageSize(), SegSize: r.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
+	wi := analyze.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
 	workers := jobs(c)
 	// The first pass, on every core: what the estimate needs to know ahead.
 	type firstPass struct {
@@ -52,14 +53,16 @@ func whatifAction(c *cli.Context) error {
 		level   analyze.LevelGuesser
 		redo    []xlog.LSN
 	}
-	parts, start, _ := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *firstPass, d *decode.Record) {
+	parts, start, _, err := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *firstPass, d *decode.Record) {
 		p.learner.Add(d)
 		p.level.Add(d)
 		if cp, ok := rmgr.Checkpoint(d); ok {
 			p.redo = append(p.redo, cp.Redo)
 		}
 	})
-	r.Close()
+	if err != nil {
+		return err
+	}
 	wi.Start = start
 	var learner analyze.DataLenLearner
 	var level analyze.LevelGuesser
@@ -95,7 +98,7 @@ func whatifAction(c *cli.Context) error {
 				return nil
 			}
 			actual, sc := w.Results()
-			switch format {
+			switch outFormat {
 			case "json":
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
@@ -104,7 +107,7 @@ func whatifAction(c *cli.Context) error {
 					Scenarios []analyze.Scenario `json:"scenarios"`
 				}{actual, sc})
 			}
-			t := &walformat.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio"},
+			t := &format.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio"},
 				Numeric: []bool{false, false, true, true, true, true, true}}
 			row := func(s analyze.Scenario) {
 				ratio := "1.000"
@@ -118,7 +121,7 @@ func whatifAction(c *cli.Context) error {
 			for _, s := range sc {
 				row(s)
 			}
-			return t.Write(stdout, format)
+			return t.Write(stdout, outFormat)
 		},
 	})
 }
