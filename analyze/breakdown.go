@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"container/heap"
-	"sort"
 	"time"
 
 	"github.com/walscope/walscope/decode"
@@ -49,36 +48,6 @@ type RelVolume struct {
 	Volume
 }
 
-// Cycle is one checkpoint cycle: the WAL from one redo point to the next.
-type Cycle struct {
-	Redo       xlog.LSN // start: the redo point (0 for the WAL before the first one)
-	End        xlog.LSN // the next redo point, or the end of the WAL read
-	Checkpoint xlog.LSN // the checkpoint record that named this redo point
-	Time       time.Time
-	Online     bool
-	FullPage   bool
-	WalLevel   xlog.WalLevel
-	Volume
-	DistinctBlocks int        // blocks imaged at least once in the cycle
-	Tenths         [10]uint64 // image bytes in each tenth of the cycle, by LSN
-	blocks         map[blockKey]struct{}
-}
-
-type blockKey struct {
-	RelKey
-	Block uint32
-}
-
-// XidVolume is the WAL one transaction wrote, subtransactions folded into
-// their top-level transaction where the WAL says so.
-type XidVolume struct {
-	XID    xlog.XID
-	Commit bool // false: aborted, or no end seen (then Time is zero)
-	Ended  bool
-	Time   time.Time
-	Volume
-}
-
 // TimeBucket is the WAL written in one interval, dated by the commit and
 // checkpoint timestamps the WAL carries (a record belongs to the bucket of
 // the last timestamp at or before it).
@@ -90,7 +59,7 @@ type TimeBucket struct {
 
 // Breakdown aggregates a stream by relation, segment, timeline, transaction,
 // time and checkpoint cycle. Feed records in WAL order with Add; checkpoint
-// cycles need the redo points up front (FindRedoPoints).
+// cycles need the redo points up front (RedoFinder).
 type Breakdown struct {
 	Total     Volume
 	Relations map[RelKey]*RelVolume
@@ -103,8 +72,11 @@ type Breakdown struct {
 	Bucket    time.Duration
 	undated   Volume // records before the first timestamp
 	lastTime  time.Time
-	topOf     map[xlog.XID]xlog.XID // subtransaction -> top-level
-	cycle     int
+	// the counters of the cycles, transactions and segments (whose volumes
+	// Segments shows), which the export's tables share
+	cycles *CycleCounter
+	xacts  *XactCounter
+	segs   *SegmentCounter
 	// created holds, per transaction, the main-fork relation files it
 	// created; Renamed maps a relation file that replaced another in one
 	// transaction (TRUNCATE, CLUSTER, VACUUM FULL: one file created, one
@@ -117,22 +89,18 @@ type Breakdown struct {
 	// a bound, Xids grows with every transaction of the archive.
 	KeepXids int
 	kept     xidHeap
-	// the volumes of the segment and timeline of the last record
-	segVol, tliVol *Volume
-	segNo          uint64
-	segTLI         xlog.TimeLineID
+	// the segment and the timeline's volume of the last record
+	seg    *SegmentVolume
+	tliVol *Volume
 	// A part (NewPart) reads one span of the stream; what needs the WAL
 	// before it is kept for Merge: the records before its first timestamp
-	// (lead, and the bucket that timestamp opened), the files created and
-	// the transaction ends in order (relEvents), the ends with
-	// subtransactions (folds), and the transactions that ended (ended).
+	// (lead, and the bucket that timestamp opened), and the files created
+	// and the transaction ends in order (relEvents).
 	part      bool
 	lead      Volume
 	firstKey  int64
 	dated     bool
 	relEvents []relEvent
-	folds     []xidFold
-	ended     []xlog.XID
 }
 
 // xidHeap is a min-heap of ended transactions, the least first: fewer
@@ -155,22 +123,20 @@ func (h *xidHeap) Pop() any {
 	return x
 }
 
-// retire applies KeepXids to a transaction that has ended.
-func (b *Breakdown) retire(xid xlog.XID) {
-	if b.KeepXids < 0 {
-		return
-	}
-	xv := b.Xids[xid]
-	if xv == nil {
-		return
-	}
-	delete(b.Xids, xid)
-	if b.KeepXids == 0 {
-		return
-	}
-	heap.Push(&b.kept, xv)
-	if b.kept.Len() > b.KeepXids {
-		heap.Pop(&b.kept)
+// endXid keeps a transaction that ended as KeepXids says.
+func (b *Breakdown) endXid(xv *XidVolume) {
+	switch {
+	case b.KeepXids < 0:
+		if o := b.Xids[xv.XID]; o != nil {
+			// the xid again (after a wraparound): one row, as before
+			xv.plus(o.Volume)
+		}
+		b.Xids[xv.XID] = xv
+	case b.KeepXids > 0:
+		heap.Push(&b.kept, xv)
+		if b.kept.Len() > b.KeepXids {
+			heap.Pop(&b.kept)
+		}
 	}
 }
 
@@ -184,72 +150,39 @@ type relEvent struct {
 	version   xlog.Version
 }
 
-// EndOwner settles a transaction end against tops (subtransaction -> its
-// top level, as the WAL named them so far): it returns the top-level
-// transaction the ended one belongs to, and whether the end is a
-// subtransaction's (an abort of one the WAL named: wal_level logical), which
-// ends nothing; the end's own subtransactions are recorded in tops as the
-// top level's.
-func EndOwner(tops map[xlog.XID]xlog.XID, end *rmgr.XactEndInfo) (top xlog.XID, sub bool) {
-	top = end.XID
-	if t, ok := tops[end.XID]; ok && t != end.XID {
-		top, sub = t, true
-	}
-	for _, s := range end.Subxacts {
-		tops[s] = top
-	}
-	return top, sub
-}
-
-// xidFold is a transaction end naming subtransactions.
-type xidFold struct {
-	xid  xlog.XID
-	subs []xlog.XID
-}
-
 // NewBreakdown returns an empty breakdown with time buckets of the given width
-// and the checkpoint cycles starting at the given redo points, for a stream
-// that runs from start to end (both known from a first pass).
-func NewBreakdown(bucket time.Duration, redo []Cycle, start, end xlog.LSN) *Breakdown {
-	b := &Breakdown{
-		Relations: map[RelKey]*RelVolume{}, Segments: map[string]*Volume{}, Timelines: map[xlog.TimeLineID]*Volume{},
-		Xids: map[xlog.XID]*XidVolume{}, Buckets: map[int64]*TimeBucket{}, Bucket: bucket, topOf: map[xlog.XID]xlog.XID{},
-		created: map[xlog.XID][]decode.RelFileLocator{}, Renamed: map[decode.RelFileLocator]decode.RelFileLocator{},
-		KeepXids: -1,
-	}
+// and the checkpoint cycles starting at the given redo points (in LSN order:
+// RedoFinder.Sorted), for a stream that runs from start to end (both known
+// from a first pass).
+func NewBreakdown(bucket time.Duration, redo []CycleInfo, start, end xlog.LSN) *Breakdown {
+	b := newBreakdown(bucket)
+	b.KeepXids = -1
 	// The WAL before the first redo point read is a cycle of its own, whose
 	// checkpoint is not in the stream (Checkpoint 0).
-	b.Cycles = append(b.Cycles, &Cycle{Redo: start, blocks: map[blockKey]struct{}{}})
-	for i := range redo {
-		c := redo[i]
-		if c.Redo < start {
-			continue
-		}
-		c.blocks = map[blockKey]struct{}{}
-		b.Cycles = append(b.Cycles, &c)
-	}
-	for i := 0; i+1 < len(b.Cycles); i++ {
-		b.Cycles[i].End = b.Cycles[i+1].Redo
-	}
-	b.Cycles[len(b.Cycles)-1].End = end
+	b.cycles = NewCycleCounter(cyclesFrom(redo, start), end, false)
+	b.Cycles = b.cycles.All()
+	b.xacts = NewXactCounter(b.endXid)
+	// the pairing of replaced files asks for the top levels of
+	// subtransactions that ended
+	b.xacts.KeepTops = true
 	return b
+}
+
+func newBreakdown(bucket time.Duration) *Breakdown {
+	return &Breakdown{
+		Relations: map[RelKey]*RelVolume{}, Segments: map[string]*Volume{}, Timelines: map[xlog.TimeLineID]*Volume{},
+		Xids: map[xlog.XID]*XidVolume{}, Buckets: map[int64]*TimeBucket{}, Bucket: bucket, segs: NewSegmentCounter(),
+		created: map[xlog.XID][]decode.RelFileLocator{}, Renamed: map[decode.RelFileLocator]decode.RelFileLocator{},
+	}
 }
 
 // NewPart returns an empty breakdown for one span of b's stream, with b's
 // cycles and time buckets, to be merged into b with Merge, span after span
 // in WAL order. Parts may be filled concurrently.
 func (b *Breakdown) NewPart() *Breakdown {
-	p := &Breakdown{
-		Relations: map[RelKey]*RelVolume{}, Segments: map[string]*Volume{}, Timelines: map[xlog.TimeLineID]*Volume{},
-		Xids: map[xlog.XID]*XidVolume{}, Buckets: map[int64]*TimeBucket{}, Bucket: b.Bucket, topOf: map[xlog.XID]xlog.XID{},
-		created: map[xlog.XID][]decode.RelFileLocator{}, Renamed: map[decode.RelFileLocator]decode.RelFileLocator{},
-		part: true,
-	}
-	for _, c := range b.Cycles {
-		pc := *c
-		pc.Volume, pc.Tenths, pc.blocks = Volume{}, [10]uint64{}, map[blockKey]struct{}{}
-		p.Cycles = append(p.Cycles, &pc)
-	}
+	p := newBreakdown(b.Bucket)
+	p.part = true
+	p.cycles, p.xacts = b.cycles.NewPart(), b.xacts.NewPart()
 	return p
 }
 
@@ -260,11 +193,11 @@ func (b *Breakdown) Merge(p *Breakdown) {
 	for k, v := range p.Relations {
 		b.rel(k).plus(v.Volume)
 	}
-	for k, v := range p.Segments {
-		if b.Segments[k] == nil {
-			b.Segments[k] = &Volume{}
+	b.segs.Merge(p.segs)
+	for name := range p.segs.Segments {
+		if b.Segments[name] == nil {
+			b.Segments[name] = &b.segs.Segments[name].Volume
 		}
-		b.Segments[k].plus(*v)
 	}
 	for k, v := range p.Timelines {
 		if b.Timelines[k] == nil {
@@ -272,59 +205,15 @@ func (b *Breakdown) Merge(p *Breakdown) {
 		}
 		b.Timelines[k].plus(*v)
 	}
-	b.segVol = nil
-	for i, c := range p.Cycles {
-		bc := b.Cycles[i]
-		bc.plus(c.Volume)
-		for k := range c.Tenths {
-			bc.Tenths[k] += c.Tenths[k]
-		}
-		for k := range c.blocks {
-			bc.blocks[k] = struct{}{}
-		}
-	}
+	b.seg = nil
+	b.cycles.Merge(p.cycles)
 	// Transactions: the part's records of a subtransaction whose top level
-	// only an earlier part named go to the top level; then the part's ends
-	// fold the earlier parts' subtransactions in.
-	for xid, v := range p.Xids {
-		remapped := false
-		if top, ok := b.topOf[xid]; ok && top != xid {
-			xid, remapped = top, true
-		}
-		xv := b.Xids[xid]
-		if xv == nil {
-			xv = &XidVolume{XID: xid}
-			b.Xids[xid] = xv
-		}
-		xv.plus(v.Volume)
-		if v.Ended && !remapped { // (an end of a subtransaction ends nothing)
-			xv.Ended, xv.Commit, xv.Time = true, v.Commit, v.Time
-		}
-	}
-	for k, v := range p.topOf {
-		b.topOf[k] = v
-	}
-	for _, f := range p.folds {
-		if top, ok := b.topOf[f.xid]; ok && top != f.xid {
-			f.xid = top // the end of a subtransaction whose top level an earlier part named
-			for _, s := range f.subs {
-				b.topOf[s] = top
-			}
-		}
-		xv := b.Xids[f.xid]
-		for _, s := range f.subs {
-			if sv := b.Xids[s]; sv != nil && s != f.xid && xv != nil {
-				xv.plus(sv.Volume)
-				delete(b.Xids, s)
-			}
-		}
-	}
-	for _, xid := range p.ended {
-		b.retire(xid)
-	}
+	// only an earlier part named go to the top level; the part's ends fold
+	// the earlier parts' subtransactions in.
+	b.xacts.Merge(p.xacts)
 	// Relation files replaced: creations and commits in order.
 	for _, e := range p.relEvents {
-		if top, ok := b.topOf[e.xid]; ok && top != e.xid {
+		if top, ok := b.xacts.TopOf(e.xid); ok && top != e.xid {
 			// a subtransaction an earlier part named: its files are the
 			// top level's, and its end (an abort) ends nothing
 			if e.end != nil || e.closeOnly {
@@ -378,31 +267,6 @@ func (b *Breakdown) relEvent(e relEvent) {
 	delete(b.created, e.xid)
 }
 
-// FindRedoPoints returns, in LSN order, the redo points of the checkpoint
-// records among recs' stream: call it for every record in a first pass.
-type RedoFinder struct{ Points []Cycle }
-
-// Add notes a checkpoint record.
-func (f *RedoFinder) Add(rec *decode.Record) {
-	if c, ok := rmgr.Checkpoint(rec); ok {
-		f.Points = append(f.Points, Cycle{Redo: c.Redo, Checkpoint: rec.LSN, Time: c.Time, Online: c.Online,
-			FullPage: c.FullPageWrites, WalLevel: c.WalLevel})
-	}
-}
-
-// Sorted returns the distinct redo points in order.
-func (f *RedoFinder) Sorted() []Cycle {
-	sort.SliceStable(f.Points, func(i, j int) bool { return f.Points[i].Redo < f.Points[j].Redo })
-	var out []Cycle
-	for _, p := range f.Points {
-		if len(out) > 0 && out[len(out)-1].Redo == p.Redo {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
 // Add counts one record.
 func (b *Breakdown) Add(rec *decode.Record) {
 	var images uint64
@@ -432,38 +296,26 @@ func (b *Breakdown) Add(rec *decode.Record) {
 			}
 		}
 	}
-	// Segments and timelines.
-	// (the current segment's and timeline's volumes are kept at hand: a
-	// name and two map lookups per record were a third of the breakdown)
-	if segno := uint64(rec.LSN) / uint64(rec.SegSize); b.segVol == nil || segno != b.segNo || rec.TLI != b.segTLI {
-		seg := xlog.NewSegmentName(rec.TLI, segno, rec.SegSize).String()
-		if b.Segments[seg] == nil {
-			b.Segments[seg] = &Volume{}
+	// Segments and timelines (the volumes of the last record's are kept at
+	// hand).
+	if sv := b.segs.Add(rec, images); sv != b.seg {
+		b.seg = sv
+		if b.Segments[sv.Name] == nil {
+			b.Segments[sv.Name] = &sv.Volume
 		}
 		if b.Timelines[rec.TLI] == nil {
 			b.Timelines[rec.TLI] = &Volume{}
 		}
-		b.segVol, b.tliVol, b.segNo, b.segTLI = b.Segments[seg], b.Timelines[rec.TLI], segno, rec.TLI
+		b.tliVol = b.Timelines[rec.TLI]
 	}
-	b.segVol.add(rec, images)
 	b.tliVol.add(rec, images)
 	// Transactions.
-	xid := rec.Header.XID
-	if rec.ToplevelXID != 0 {
-		b.topOf[xid] = rec.ToplevelXID
-	}
 	end, isEnd := rmgr.XactEnd(rec)
-	// A subtransaction's abort (ROLLBACK TO SAVEPOINT) is an end record of
-	// its own xid; where the WAL named its top level (wal_level logical),
-	// the WAL is the top level's, which goes on: it ends nothing.
-	subEnd := false
+	var endp *rmgr.XactEndInfo
 	if isEnd {
-		xid = end.XID
-		_, subEnd = EndOwner(b.topOf, &end)
+		endp = &end
 	}
-	if top, ok := b.topOf[xid]; ok {
-		xid = top
-	}
+	xid, subEnd := b.xacts.Add(rec, images, endp)
 	if rel, fork, ok := rmgr.SmgrCreate(rec); ok && fork == decode.ForkMain && xid != 0 {
 		e := relEvent{xid: xid, created: rel}
 		if b.part {
@@ -482,40 +334,6 @@ func (b *Breakdown) Add(rec *decode.Record) {
 			b.relEvents = append(b.relEvents, e)
 		} else {
 			b.relEvent(e)
-		}
-	}
-	if isEnd && b.part && len(end.Subxacts) > 0 {
-		b.folds = append(b.folds, xidFold{xid: xid, subs: end.Subxacts})
-	}
-	if xid != 0 {
-		xv := b.Xids[xid]
-		if xv == nil {
-			xv = &XidVolume{XID: xid}
-			b.Xids[xid] = xv
-		}
-		xv.add(rec, images)
-		if isEnd {
-			if !subEnd {
-				xv.Ended, xv.Commit, xv.Time = true, end.Commit, end.Time
-			}
-			// Fold the subtransactions' WAL into the top level.
-			for _, s := range end.Subxacts {
-				if sv := b.Xids[s]; sv != nil && s != xid {
-					xv.Records += sv.Records
-					xv.RecordBytes += sv.RecordBytes
-					xv.WALBytes += sv.WALBytes
-					xv.Images += sv.Images
-					xv.ImageBytes += sv.ImageBytes
-					delete(b.Xids, s)
-				}
-			}
-			switch {
-			case subEnd:
-			case b.part:
-				b.ended = append(b.ended, xid)
-			default:
-				b.retire(xid)
-			}
 		}
 	}
 	// Time.
@@ -555,22 +373,7 @@ func (b *Breakdown) Add(rec *decode.Record) {
 		}
 	}
 	// Checkpoint cycles.
-	for b.cycle+1 < len(b.Cycles) && rec.LSN >= b.Cycles[b.cycle+1].Redo {
-		b.cycle++
-	}
-	c := b.Cycles[b.cycle]
-	c.add(rec, images)
-	for i := range rec.Blocks {
-		bl := &rec.Blocks[i]
-		if !bl.HasImage {
-			continue
-		}
-		c.blocks[blockKey{RelKey{bl.Rel, bl.Fork()}, bl.Block}] = struct{}{}
-		if c.End > c.Redo {
-			t := int(uint64(rec.LSN-c.Redo) * 10 / uint64(c.End-c.Redo))
-			c.Tenths[min(max(t, 0), 9)] += uint64(bl.ImageLen)
-		}
-	}
+	b.cycles.Add(rec, images)
 }
 
 func (b *Breakdown) rel(k RelKey) *RelVolume {
@@ -649,23 +452,23 @@ func (b *Breakdown) Original(r decode.RelFileLocator) (decode.RelFileLocator, bo
 	return orig, changed
 }
 
-// Finish counts the distinct blocks imaged per cycle, drops empty cycles and
-// gives the WAL before the first timestamp a bucket of its own if no bucket
-// took it.
+// Finish adds the transactions whose end was not read to Xids, counts the
+// distinct blocks imaged per cycle, drops empty cycles and gives the WAL
+// before the first timestamp a bucket of its own if no bucket took it.
 func (b *Breakdown) Finish() {
+	// The transactions whose end was not read.
+	for _, xv := range b.xacts.Open() {
+		if o := b.Xids[xv.XID]; o != nil {
+			o.plus(xv.Volume)
+			continue
+		}
+		b.Xids[xv.XID] = xv
+	}
 	for _, xv := range b.kept {
 		b.Xids[xv.XID] = xv
 	}
 	b.kept = nil
-	var cycles []*Cycle
-	for _, c := range b.Cycles {
-		c.DistinctBlocks = len(c.blocks)
-		c.blocks = nil
-		if c.Records > 0 {
-			cycles = append(cycles, c)
-		}
-	}
-	b.Cycles = cycles
+	b.Cycles = b.cycles.Finish(0)
 	if b.undated.Records > 0 {
 		b.Buckets[undatedBucket] = &TimeBucket{Volume: b.undated}
 		b.undated = Volume{}

@@ -1,6 +1,3 @@
-// Package analyze aggregates decoded WAL: pg_waldump's statistics per
-// resource manager and per record type, and (later) by relation, checkpoint
-// cycle, time and transaction, and what-if estimates.
 package analyze
 
 import (

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
@@ -39,9 +38,10 @@ type Config struct {
 	BlockSize    int  // BLCKSZ
 	Overwrite    bool
 	RowGroupRows int
-	// Cycles are the checkpoint cycles from a first pass (Redo points;
-	// FindCycles); the first is the WAL before the first redo point.
-	Cycles []CycleInfo
+	// Cycles are the checkpoint cycles from a first pass
+	// (analyze.RedoFinder.Cycles); the first is the WAL before the first
+	// redo point.
+	Cycles []analyze.CycleInfo
 }
 
 // ErrExists is returned when a dataset exists and Overwrite is not set.
@@ -51,7 +51,8 @@ var ErrExists = errors.New("dataset exists")
 // in parallel, each into a Span (which writes records and blocks into its
 // own part files); Merge is then called for each span in WAL order, which
 // completes the span's files and carries the tables that need WAL order
-// (transactions, checkpoints, segments).
+// (transactions, checkpoints, segments): analyze's counters do the
+// accounting, the exporter turns their results into rows.
 type Exporter struct {
 	cfg  Config
 	want map[string]bool
@@ -61,15 +62,14 @@ type Exporter struct {
 	opts                                  Options
 	first                                 xlog.LSN
 	haveAny                               bool
-	// transactions
-	tx      *partWriters
-	tops    map[xlog.XID]xlog.XID
-	pending map[xlog.XID]*txVol
+	// transactions: a row per transaction as the merge settles its end
+	tx    *partWriters
+	xacts *analyze.XactCounter
+	txErr error
 	// checkpoint cycles
-	cycles []*cycleAcc
-	merged xlog.LSN
+	cycles *analyze.CycleCounter
 	// segments
-	segs map[string]*segAcc
+	segs *analyze.SegmentCounter
 	// closing completes span files in the background (the last row group's
 	// compression, the footer, fsync and rename), at most closeAhead at once.
 	closing  chan struct{}
@@ -80,22 +80,11 @@ type Exporter struct {
 
 const closeAhead = 2
 
-// CycleInfo is a checkpoint cycle's identity.
-type CycleInfo struct {
-	Redo       xlog.LSN
-	Checkpoint xlog.LSN // 0: the WAL before the first redo point
-	Time       time.Time
-	Online     bool
-	FullPage   bool
-	WalLevel   xlog.WalLevel // WalLevelUnknown if unknown
-}
-
 // New checks the output directory (refusing an existing dataset unless
 // cfg.Overwrite, which removes it) and returns an exporter.
 func New(cfg Config) (*Exporter, error) {
 	e := &Exporter{cfg: cfg, want: map[string]bool{}, schemas: map[string]*Schema{},
-		tops: map[xlog.XID]xlog.XID{}, pending: map[xlog.XID]*txVol{}, segs: map[string]*segAcc{},
-		closing: make(chan struct{}, closeAhead)}
+		segs: analyze.NewSegmentCounter(), closing: make(chan struct{}, closeAhead)}
 	if cfg.Format == "" {
 		e.cfg.Format = Parquet
 	}
@@ -103,12 +92,13 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.Label != "" {
 		e.opts.Metadata["walscope.label"] = cfg.Label
 	}
-	if len(cfg.Cycles) == 0 {
-		e.cfg.Cycles = []CycleInfo{{WalLevel: xlog.WalLevelUnknown}}
-	}
-	for _, c := range e.cfg.Cycles {
-		e.cycles = append(e.cycles, &cycleAcc{info: c, blocks: map[blockKey]struct{}{}})
-	}
+	// The end of the last cycle is where this reading ends (Finish).
+	e.cycles = analyze.NewCycleCounter(cfg.Cycles, 0, true)
+	e.xacts = analyze.NewXactCounter(func(x *analyze.XidVolume) {
+		if e.txErr == nil {
+			e.txErr = e.writeTx(x)
+		}
+	})
 	for _, t := range cfg.Tables {
 		s := SchemaOf(t)
 		if s == nil {
@@ -236,8 +226,8 @@ func (p *partWriters) abort() {
 	p.byDir, p.last = map[string]RowWriter{}, nil
 }
 
-// Span is one span's output: its records and blocks files, and partial
-// aggregates merged in WAL order.
+// Span is one span's output: its records and blocks files, and the parts
+// of analyze's counters, merged in WAL order.
 type Span struct {
 	e       *Exporter
 	first   xlog.LSN
@@ -246,45 +236,55 @@ type Span struct {
 	blocks  *partWriters
 	names   nameCache
 	desc    []byte
-	// transactions
-	tops     map[xlog.XID]xlog.XID
-	vols     map[xlog.XID]*txVol
-	volCache [64]struct {
-		xid xlog.XID
-		v   *txVol
-	}
-	ends []txEnd
-	// cycles
-	cycle  int
-	cparts map[int]*cycleAcc
-	// segments
-	segs    map[string]*segAcc
-	lastSeg *segAcc
-	segKey  [2]uint64
+	xacts   *analyze.XactCounter
+	cycles  *analyze.CycleCounter
+	segs    *analyze.SegmentCounter
 }
 
 // NewSpan returns an empty span; it is safe to fill spans concurrently.
 func (e *Exporter) NewSpan() *Span {
 	return &Span{e: e, records: e.newPartWriters(TableRecords), blocks: e.newPartWriters(TableBlocks),
-		tops: map[xlog.XID]xlog.XID{}, vols: map[xlog.XID]*txVol{}, cparts: map[int]*cycleAcc{},
-		segs: map[string]*segAcc{}, cycle: -1}
+		xacts: e.xacts.NewPart(), cycles: e.cycles.NewPart(), segs: analyze.NewSegmentCounter()}
 }
 
+// nameCache holds a span's names of resource managers, record types and
+// segments, looked up on first use: a resource manager registered after
+// the span began (rmgr.Register) is looked up again.
 type nameCache struct {
 	version xlog.Version
-	types   [256][256]string
+	rmgrs   [256]rmgrNames
 	seg     [2]uint64
 	segName string
 }
 
-func (c *nameCache) recordType(v xlog.Version, id xlog.RmgrID, info uint8) string {
+// rmgrNames are the names of a resource manager and of its record types.
+type rmgrNames struct {
+	m     *rmgr.Manager // as registered when name was looked up
+	name  string
+	types [256]string // by xl_info, of the cache's version
+}
+
+// rmgr returns the names of resource manager id for WAL of version v.
+func (c *nameCache) rmgr(v xlog.Version, id xlog.RmgrID) *rmgrNames {
 	if v != c.version {
-		*c = nameCache{version: v, seg: c.seg, segName: c.segName}
+		c.version = v
+		for i := range c.rmgrs {
+			c.rmgrs[i].types = [256]string{}
+		}
 	}
-	s := c.types[id][info]
+	n := &c.rmgrs[id]
+	if m := rmgr.Lookup(id); n.name == "" || n.m != m {
+		*n = rmgrNames{m: m, name: rmgr.Name(id)}
+	}
+	return n
+}
+
+// recordType returns pg_waldump's name of the record type (rmgr's id, info).
+func (n *rmgrNames) recordType(v xlog.Version, id xlog.RmgrID, info uint8) string {
+	s := n.types[info]
 	if s == "" {
 		s = string(rmgr.AppendRecordType(nil, v, id, info))
-		c.types[id][info] = s
+		n.types[info] = s
 	}
 	return s
 }
@@ -297,25 +297,7 @@ func (c *nameCache) segment(tli xlog.TimeLineID, segno uint64, segSize uint32) s
 	return c.segName
 }
 
-var rmgrNames [256]string
-
-func init() {
-	for i := range rmgrNames {
-		rmgrNames[i] = rmgr.Name(xlog.RmgrID(i))
-	}
-}
-
 func compressionName(c decode.Compression) string { return c.String() }
-
-// cycleIndex returns the checkpoint cycle holding lsn.
-func (e *Exporter) cycleIndex(lsn xlog.LSN, hint int) int {
-	cs := e.cycles
-	if hint >= 0 && hint < len(cs) && lsn >= cs[hint].info.Redo && (hint+1 == len(cs) || lsn < cs[hint+1].info.Redo) {
-		return hint
-	}
-	i := sort.Search(len(cs), func(i int) bool { return cs[i].info.Redo > lsn }) - 1
-	return max(i, 0)
-}
 
 // Add exports one record.
 func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
@@ -339,10 +321,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			imgRaw += uint64(e.blockSize() - int(b.HoleLength))
 		}
 	}
-	segno := uint64(rec.LSN) / uint64(rec.SegSize)
-	segName := s.names.segment(rec.TLI, segno, rec.SegSize)
-	s.cycle = e.cycleIndex(rec.LSN, s.cycle)
-	cyc := e.cycles[s.cycle]
+	names := s.names.rmgr(rec.Version, h.Rmid)
 	end, isEnd := rmgr.XactEnd(rec)
 
 	if p := s.records; p != nil {
@@ -351,11 +330,11 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		r[RecEndLSN] = Value{U: uint64(rec.EndLSN)}
 		r[RecPrevLSN] = Value{U: uint64(h.Prev)}
 		r[RecTimeline] = Value{U: uint64(rec.TLI)}
-		r[RecSegment] = Value{S: segName}
+		r[RecSegment] = Value{S: s.names.segment(rec.TLI, uint64(rec.LSN)/uint64(rec.SegSize), rec.SegSize)}
 		r[RecXID] = Value{U: uint64(h.XID)}
 		r[RecToplevelXID] = Value{U: uint64(rec.ToplevelXID)}
-		r[RecRmgr] = Value{S: rmgrNames[h.Rmid]}
-		r[RecRecordType] = Value{S: s.names.recordType(rec.Version, h.Rmid, h.Info)}
+		r[RecRmgr] = Value{S: names.name}
+		r[RecRecordType] = Value{S: names.recordType(rec.Version, h.Rmid, h.Info)}
 		r[RecTotalLength] = Value{U: uint64(h.TotLen)}
 		r[RecMainDataLength] = Value{U: uint64(len(rec.MainData))}
 		r[RecBlockCount] = Value{U: uint64(len(rec.Blocks))}
@@ -367,7 +346,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			cs = "mixed"
 		}
 		r[RecCompression] = Value{S: cs}
-		r[RecCheckpointCycle] = Value{U: uint64(cyc.info.Redo)}
+		r[RecCheckpointCycle] = Value{U: uint64(s.cycles.Redo(s.cycles.Index(rec.LSN)))}
 		if isEnd {
 			r[RecXactTime] = Value{U: uint64(end.Time.UnixMicro())}
 		} else {
@@ -404,103 +383,26 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			r[12] = Value{S: compressionName(b.Compression)}
 			r[13] = Value{U: b2u(b.Apply)}
 			r[14] = Value{U: b2u(b.WillInit())}
-			r[15] = Value{S: rmgrNames[h.Rmid]}
+			r[15] = Value{S: names.name}
 			if err := p.write(rec.TLI, s.first); err != nil {
 				return err
 			}
 		}
 	}
-	vol := volume{records: 1, recordBytes: uint64(h.TotLen), walBytes: uint64(rec.EndLSN - rec.LSN), images: images, imageBytes: uint64(rec.FPILen)}
-	// Transactions: attribute the record to its (top-level) transaction.
 	if e.wantTx {
-		xid := h.XID
-		if rec.ToplevelXID != 0 && xid != 0 {
-			s.tops[xid] = rec.ToplevelXID
-		}
-		// A subtransaction's abort (ROLLBACK TO SAVEPOINT) whose top level
-		// the WAL named (wal_level logical) ends no transaction: its WAL is
-		// the top level's, which goes on.
-		subEnd := false
+		var endp *rmgr.XactEndInfo
 		if isEnd {
-			xid = end.XID
-			_, subEnd = analyze.EndOwner(s.tops, &end)
+			endp = &end
 		}
-		if len(s.tops) > 0 {
-			if top, ok := s.tops[xid]; ok && top != xid {
-				xid = top
-			}
-		}
-		if xid != 0 {
-			// The transactions open at once are few: a small cache by xid
-			// spares most records a lookup in the span's map.
-			ce := &s.volCache[xid%xlog.XID(len(s.volCache))]
-			v := ce.v
-			if v == nil || ce.xid != xid {
-				if v = s.vols[xid]; v == nil {
-					v = &txVol{}
-					s.vols[xid] = v
-				}
-				ce.xid, ce.v = xid, v
-			}
-			v.add(vol)
-			v.tli = rec.TLI
-			if isEnd && !subEnd {
-				s.ends = append(s.ends, txEnd{xid: xid, lsn: rec.LSN, tli: rec.TLI, commit: end.Commit, prepared: end.Prepared,
-					time: end.Time, subs: append([]xlog.XID(nil), end.Subxacts...)})
-			}
-		}
+		s.xacts.Add(rec, images, endp)
 	}
-	// Checkpoint cycles.
 	if e.wantCheckpoints {
-		cp := s.cparts[s.cycle]
-		if cp == nil {
-			cp = &cycleAcc{blocks: map[blockKey]struct{}{}}
-			s.cparts[s.cycle] = cp
-		}
-		cp.add(vol)
-		if images > 0 {
-			// A cycle's images go to its tenths at once where its end (the
-			// next redo point) is known; only the last cycle's wait for the
-			// end of the WAL read, so memory does not grow with the archive.
-			redo, known := cyc.info.Redo, s.cycle+1 < len(e.cycles)
-			for i := range rec.Blocks {
-				b := &rec.Blocks[i]
-				if !b.HasImage {
-					continue
-				}
-				cp.blocks[blockKey{b.Rel, b.Fork(), b.Block}] = struct{}{}
-				if known {
-					cp.tenths[tenth(rec.LSN, redo, e.cycles[s.cycle+1].info.Redo)] += uint64(b.ImageLen)
-				} else {
-					cp.imageLSNs = append(cp.imageLSNs, imageAt{rec.LSN, uint32(b.ImageLen)})
-				}
-			}
-		}
+		s.cycles.Add(rec, images)
 	}
-	// Segments.
 	if e.wantSegments {
-		if s.lastSeg == nil || s.segKey != [2]uint64{uint64(rec.TLI), segno} {
-			s.segKey = [2]uint64{uint64(rec.TLI), segno}
-			s.lastSeg = s.segs[segName]
-			if s.lastSeg == nil {
-				s.lastSeg = &segAcc{name: segName, tli: rec.TLI, segno: segno, first: rec.LSN}
-				s.segs[segName] = s.lastSeg
-			}
-		}
-		sg := s.lastSeg
-		sg.last, sg.end = rec.LSN, rec.EndLSN
-		sg.records++
-		sg.recordBytes += uint64(h.TotLen)
+		s.segs.Add(rec, images)
 	}
 	return nil
-}
-
-// tenth returns which tenth of the cycle from redo to end lsn is in.
-func tenth(lsn, redo, end xlog.LSN) int {
-	if end <= redo || lsn < redo {
-		return 0
-	}
-	return min(int(uint64(lsn-redo)*10/uint64(end-redo)), 9)
 }
 
 func b2u(b bool) uint64 {
@@ -521,60 +423,6 @@ func (e *Exporter) blockSize() int {
 func (s *Span) Abort() {
 	s.records.abort()
 	s.blocks.abort()
-}
-
-type volume struct{ records, recordBytes, walBytes, images, imageBytes uint64 }
-
-func (v *volume) add(o volume) {
-	v.records += o.records
-	v.recordBytes += o.recordBytes
-	v.walBytes += o.walBytes
-	v.images += o.images
-	v.imageBytes += o.imageBytes
-}
-
-type txVol struct {
-	volume
-	tli xlog.TimeLineID
-}
-
-type txEnd struct {
-	xid      xlog.XID
-	lsn      xlog.LSN
-	tli      xlog.TimeLineID
-	commit   bool
-	prepared bool
-	time     time.Time
-	subs     []xlog.XID
-}
-
-type blockKey struct {
-	rel   decode.RelFileLocator
-	fork  decode.ForkNumber
-	block uint32
-}
-
-type imageAt struct {
-	lsn xlog.LSN
-	len uint32
-}
-
-type cycleAcc struct {
-	info CycleInfo
-	volume
-	blocks    map[blockKey]struct{}
-	distinct  int
-	imageLSNs []imageAt // the last cycle's images, for the tenths once its end is known
-	tenths    [10]uint64
-	end       xlog.LSN
-}
-
-type segAcc struct {
-	name                 string
-	tli                  xlog.TimeLineID
-	segno                uint64
-	first, last, end     xlog.LSN
-	records, recordBytes uint64
 }
 
 // Merge completes a span's files and merges its aggregates; call it for
@@ -608,104 +456,35 @@ func (e *Exporter) Merge(s *Span) error {
 	if !e.haveAny {
 		e.first, e.haveAny = s.first, true
 	}
-	// Checkpoint cycles.
-	for i, cp := range s.cparts {
-		c := e.cycles[i]
-		c.add(cp.volume)
-		for k := range cp.blocks {
-			c.blocks[k] = struct{}{}
-		}
-		c.imageLSNs = append(c.imageLSNs, cp.imageLSNs...)
-		for k, v := range cp.tenths {
-			c.tenths[k] += v
-		}
-	}
-	// Transactions.
-	if e.want[TableTransactions] {
-		for k, v := range s.tops {
-			e.tops[k] = v
-		}
-		for xid, v := range s.vols {
-			if top, ok := e.tops[xid]; ok && top != xid {
-				xid = top
-			}
-			p := e.pending[xid]
-			if p == nil {
-				p = &txVol{}
-				e.pending[xid] = p
-			}
-			p.add(v.volume)
-			p.tli = v.tli
-		}
-		for _, end := range s.ends {
-			if top, ok := e.tops[end.xid]; ok && top != end.xid {
-				// the abort of a subtransaction whose top level an earlier
-				// span named: its WAL (merged into the top level above) and
-				// that of its own subtransactions stay with the top level
-				tv := e.pending[top]
-				if tv == nil {
-					tv = &txVol{}
-					e.pending[top] = tv
-				}
-				for _, sub := range end.subs {
-					if sv := e.pending[sub]; sv != nil && sub != top {
-						tv.add(sv.volume)
-						delete(e.pending, sub)
-					}
-					e.tops[sub] = top
-				}
-				continue
-			}
-			v := e.pending[end.xid]
-			if v == nil {
-				v = &txVol{}
-			}
-			delete(e.pending, end.xid)
-			for _, sub := range end.subs {
-				if sv := e.pending[sub]; sv != nil {
-					v.add(sv.volume)
-					delete(e.pending, sub)
-				}
-				delete(e.tops, sub)
-			}
-			if err := e.writeTx(end.xid, v, &end); err != nil {
-				return err
-			}
-		}
-	}
-	// Segments.
-	for name, sg := range s.segs {
-		g := e.segs[name]
-		if g == nil {
-			e.segs[name] = sg
-			continue
-		}
-		g.last, g.end = sg.last, sg.end
-		g.records += sg.records
-		g.recordBytes += sg.recordBytes
+	e.cycles.Merge(s.cycles)
+	e.segs.Merge(s.segs)
+	if e.wantTx {
+		// (writes a row per transaction whose end the merge settles)
+		e.xacts.Merge(s.xacts)
+		return e.txErr
 	}
 	return nil
 }
 
-func (e *Exporter) writeTx(xid xlog.XID, v *txVol, end *txEnd) error {
+// writeTx writes a transaction's row: at its end, or at Finish for one whose
+// end was not read.
+func (e *Exporter) writeTx(x *analyze.XidVolume) error {
 	p := e.tx
 	if p == nil {
 		return nil
 	}
 	r := p.row
-	r[0] = Value{U: uint64(xid)}
-	tli := v.tli
-	if end != nil {
+	r[0] = Value{U: uint64(x.XID)}
+	if x.Ended {
 		outcome := "abort"
-		if end.commit {
+		if x.Commit {
 			outcome = "commit"
 		}
 		r[1] = Value{S: outcome}
-		r[2] = Value{U: b2u(end.prepared)}
-		r[3] = Value{U: uint64(end.lsn)}
-		r[4] = Value{U: uint64(end.time.UnixMicro())}
-		tli = end.tli
-		r[11] = Value{U: uint64(len(end.subs))}
+		r[2] = Value{U: b2u(x.Prepared)}
+		r[3] = Value{U: uint64(x.EndLSN)}
+		r[4] = Value{U: uint64(x.Time.UnixMicro())}
+		r[11] = Value{U: uint64(x.Subxacts)}
 	} else {
 		r[1] = Value{S: "none"}
 		r[2] = Value{}
@@ -713,13 +492,13 @@ func (e *Exporter) writeTx(xid xlog.XID, v *txVol, end *txEnd) error {
 		r[4] = Value{Null: true}
 		r[11] = Value{}
 	}
-	r[5] = Value{U: uint64(tli)}
-	r[6] = Value{U: v.records}
-	r[7] = Value{U: v.recordBytes}
-	r[8] = Value{U: v.walBytes}
-	r[9] = Value{U: v.images}
-	r[10] = Value{U: v.imageBytes}
-	return p.write(tli, e.first)
+	r[5] = Value{U: uint64(x.TLI)}
+	r[6] = Value{U: x.Records}
+	r[7] = Value{U: x.RecordBytes}
+	r[8] = Value{U: x.WALBytes}
+	r[9] = Value{U: x.Images}
+	r[10] = Value{U: x.ImageBytes}
+	return p.write(x.TLI, e.first)
 }
 
 // Finish writes the tables that need the whole stream (checkpoints,
@@ -734,13 +513,8 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) error {
 	}
 	// Transactions whose end the WAL read does not hold.
 	if e.tx != nil {
-		xids := make([]xlog.XID, 0, len(e.pending))
-		for x := range e.pending {
-			xids = append(xids, x)
-		}
-		sort.Slice(xids, func(i, j int) bool { return xids[i] < xids[j] })
-		for _, x := range xids {
-			if err := e.writeTx(x, e.pending[x], nil); err != nil {
+		for _, x := range e.xacts.Open() {
+			if err := e.writeTx(x); err != nil {
 				e.Abort()
 				return err
 			}
@@ -751,44 +525,32 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) error {
 		}
 	}
 	if p := e.newPartWriters(TableCheckpoints); p != nil {
-		for i, c := range e.cycles {
-			if c.records == 0 {
-				continue
-			}
-			cEnd := end
-			if i+1 < len(e.cycles) {
-				cEnd = e.cycles[i+1].info.Redo
-			}
-			redo := c.info.Redo
-			for _, im := range c.imageLSNs {
-				if cEnd > redo {
-					c.tenths[tenth(im.lsn, redo, cEnd)] += uint64(im.len)
-				}
-			}
+		for _, c := range e.cycles.Finish(end) {
+			redo := c.Redo
 			r := p.row
 			r[0] = Value{U: uint64(redo)}
-			r[1] = Value{U: uint64(cEnd)}
-			if c.info.Checkpoint == 0 {
+			r[1] = Value{U: uint64(c.End)}
+			if c.Checkpoint == 0 {
 				r[2], r[3], r[4], r[6] = Value{Null: true}, Value{Null: true}, Value{S: "before first redo"}, Value{Null: true}
 			} else {
 				kind := "shutdown"
-				if c.info.Online {
+				if c.Online {
 					kind = "online"
 				}
-				r[2] = Value{U: uint64(c.info.Checkpoint)}
-				r[3] = Value{U: uint64(c.info.Time.UnixMicro())}
+				r[2] = Value{U: uint64(c.Checkpoint)}
+				r[3] = Value{U: uint64(c.Time.UnixMicro())}
 				r[4] = Value{S: kind}
-				r[6] = Value{U: b2u(c.info.FullPage)}
+				r[6] = Value{U: b2u(c.FullPage)}
 			}
-			if l := c.info.WalLevel; l.Valid() {
+			if l := c.WalLevel; l.Valid() {
 				r[5] = Value{S: l.String()}
 			} else {
 				r[5] = Value{Null: true}
 			}
-			r[7], r[8], r[9], r[10], r[11] = Value{U: c.records}, Value{U: c.recordBytes}, Value{U: c.walBytes}, Value{U: c.images}, Value{U: c.imageBytes}
-			r[12] = Value{U: uint64(len(c.blocks))}
+			r[7], r[8], r[9], r[10], r[11] = Value{U: c.Records}, Value{U: c.RecordBytes}, Value{U: c.WALBytes}, Value{U: c.Images}, Value{U: c.ImageBytes}
+			r[12] = Value{U: uint64(c.DistinctBlocks)}
 			for k := range 10 {
-				r[13+k] = Value{U: c.tenths[k]}
+				r[13+k] = Value{U: c.Tenths[k]}
 			}
 			tli := xlog.TimeLineID(1)
 			if e.cfg.PartitionBy == PartitionTimeline {
@@ -817,28 +579,28 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) error {
 
 // timelineAt returns the timeline of the segment holding lsn, as read.
 func (e *Exporter) timelineAt(lsn xlog.LSN) xlog.TimeLineID {
-	var best *segAcc
-	for _, s := range e.segs {
-		if s.first <= lsn && (best == nil || s.first > best.first) {
+	var best *analyze.SegmentVolume
+	for _, s := range e.segs.Segments {
+		if s.First <= lsn && (best == nil || s.First > best.First) {
 			best = s
 		}
 	}
 	if best == nil {
 		return 1
 	}
-	return best.tli
+	return best.TLI
 }
 
 func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error {
 	type row struct {
-		acc  *segAcc
+		acc  *analyze.SegmentVolume
 		fact *archive.FileFact
 	}
 	rows := map[string]*row{}
 	var lo, hi uint64 = ^uint64(0), 0
-	for name, s := range e.segs {
+	for name, s := range e.segs.Segments {
 		rows[name] = &row{acc: s}
-		lo, hi = min(lo, s.segno), max(hi, s.segno)
+		lo, hi = min(lo, s.Segno), max(hi, s.Segno)
 	}
 	for i := range facts {
 		f := &facts[i]
@@ -857,10 +619,10 @@ func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error
 		segno := uint64(n.Log)*(0x100000000/uint64(segSize)) + uint64(n.Seg)
 		r := rows[name]
 		if r == nil {
-			if len(e.segs) > 0 && (segno < lo || segno > hi) {
+			if len(e.segs.Segments) > 0 && (segno < lo || segno > hi) {
 				continue // outside the range read
 			}
-			r = &row{acc: &segAcc{name: name, tli: n.TLI, segno: segno}}
+			r = &row{acc: &analyze.SegmentVolume{Name: name, TLI: n.TLI, Segno: segno}}
 			rows[name] = r
 		}
 		if r.fact == nil || f.Kind == "segment" {
@@ -876,9 +638,9 @@ func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error
 		rw := rows[n]
 		s := rw.acc
 		r := p.row
-		r[0] = Value{S: s.name}
-		r[1] = Value{U: uint64(s.tli)}
-		r[2] = Value{U: s.segno}
+		r[0] = Value{S: s.Name}
+		r[1] = Value{U: uint64(s.TLI)}
+		r[2] = Value{U: s.Segno}
 		r[3], r[4], r[5] = Value{Null: true}, Value{Null: true}, Value{Null: true}
 		validation := "ok"
 		if f := rw.fact; f != nil {
@@ -899,17 +661,17 @@ func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error
 				validation = "partial"
 			}
 		}
-		if s.records == 0 {
+		if s.Records == 0 {
 			r[6], r[7], r[8] = Value{Null: true}, Value{Null: true}, Value{Null: true}
 			if validation == "ok" {
 				validation = "not read"
 			}
 		} else {
-			r[6], r[7], r[8] = Value{U: uint64(s.first)}, Value{U: uint64(s.last)}, Value{U: uint64(s.end)}
+			r[6], r[7], r[8] = Value{U: uint64(s.First)}, Value{U: uint64(s.Last)}, Value{U: uint64(s.End)}
 		}
-		r[9], r[10] = Value{U: s.records}, Value{U: s.recordBytes}
+		r[9], r[10] = Value{U: s.Records}, Value{U: s.RecordBytes}
 		r[11] = Value{S: validation}
-		if err := p.write(s.tli, e.first); err != nil {
+		if err := p.write(s.TLI, e.first); err != nil {
 			return err
 		}
 	}
@@ -941,65 +703,4 @@ func (c *Config) NeedsCycles() bool {
 		}
 	}
 	return false
-}
-
-// FindCycles turns the checkpoint records of a first pass (in WAL order)
-// into cycles: the WAL before the first redo point at or after start, then
-// one per distinct redo point.
-type CycleFinder struct {
-	points   []CycleInfo
-	walLevel xlog.WalLevel
-	haveWL   bool
-}
-
-// Add notes a record of the first pass (only XLOG records matter).
-func (f *CycleFinder) Add(rec *decode.Record) {
-	if p, ok := rmgr.ParameterChange(rec); ok {
-		f.walLevel, f.haveWL = p.WalLevel, true
-		return
-	}
-	c, ok := rmgr.Checkpoint(rec)
-	if !ok {
-		return
-	}
-	wl := c.WalLevel
-	if wl < xlog.WalLevelMinimal && f.haveWL {
-		wl = f.walLevel
-	}
-	f.points = append(f.points, CycleInfo{Redo: c.Redo, Checkpoint: rec.LSN, Time: c.Time, Online: c.Online,
-		FullPage: c.FullPageWrites, WalLevel: wl})
-}
-
-// Append adds the points another finder found in a later part of the
-// stream (the last wal_level it saw carries on into the next part only
-// through PARAMETER_CHANGE records it holds).
-func (f *CycleFinder) Append(o *CycleFinder) {
-	for _, p := range o.points {
-		if p.WalLevel < xlog.WalLevelMinimal && f.haveWL {
-			p.WalLevel = f.walLevel
-		}
-		f.points = append(f.points, p)
-	}
-	if o.haveWL {
-		f.walLevel, f.haveWL = o.walLevel, true
-	}
-}
-
-// Cycles returns the cycles of a stream starting at start.
-func (f *CycleFinder) Cycles(start xlog.LSN) []CycleInfo {
-	sort.SliceStable(f.points, func(i, j int) bool { return f.points[i].Redo < f.points[j].Redo })
-	out := []CycleInfo{{Redo: start, WalLevel: xlog.WalLevelUnknown}}
-	for _, p := range f.points {
-		if p.Redo < start {
-			continue
-		}
-		if last := &out[len(out)-1]; p.Redo == last.Redo {
-			if last.Checkpoint == 0 {
-				*last = p
-			}
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/xlog"
@@ -159,11 +160,12 @@ func exportAction(c *cli.Context) error {
 
 // findCycles reads the checkpoint records in spans, one worker per core,
 // and returns the checkpoint cycles of the stream.
-func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []export.CycleInfo {
+func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []analyze.CycleInfo {
 	// The export's tenths of the last cycle wait for the end of its own
 	// reading: this pass need not check the CRC of records it skips.
-	finders, start, _ := xlogPass(in, blockSize, workers, 64<<20, true, func(f *export.CycleFinder, d *decode.Record) { f.Add(d) })
-	var all export.CycleFinder
+	// (A file that cannot be opened is reported by the export's own reading.)
+	finders, start, _, _ := xlogPass(in, blockSize, workers, 64<<20, true, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
+	var all analyze.RedoFinder
 	for i := range finders {
 		all.Append(&finders[i])
 	}

@@ -102,7 +102,7 @@ func breakdownAction(c *cli.Context, by string) error {
 	if err != nil {
 		return err
 	}
-	var redo []analyze.Cycle
+	var redo []analyze.CycleInfo
 	var start, end xlog.LSN
 	if by == "checkpoint" {
 		in, err := resolveInput(c)
@@ -115,8 +115,8 @@ func breakdownAction(c *cli.Context, by string) error {
 			return err
 		}
 		var finder analyze.RedoFinder
-		for _, f := range finders {
-			finder.Points = append(finder.Points, f.Points...)
+		for i := range finders {
+			finder.Append(&finders[i])
 		}
 		redo = finder.Sorted()
 	}

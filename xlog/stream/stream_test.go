@@ -175,6 +175,20 @@ func TestParallelEqualsSequential(t *testing.T) {
 			if spans < 2 && len(src.Segments()) > 1 {
 				t.Errorf("%d segments read in %d span", len(src.Segments()), spans)
 			}
+			// A range: from inside a record to an end inside another, as
+			// -s and -e give it.
+			ranged := opts
+			ranged.Start = want.recs[len(want.recs)/5].lsn + 1
+			ranged.End = want.recs[len(want.recs)*4/5].lsn + 1
+			wantRange := sequential(t, src, ranged, 0, nil)
+			for _, workers := range []int{2, 3} {
+				s, err := Open(src, Config{Reader: ranged, Workers: workers, SpanBytes: seg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				have, _ := parallel(t, s, 0, nil)
+				same(t, fmt.Sprintf("from %s to %s on %d workers", ranged.Start, ranged.End, workers), wantRange, have)
+			}
 			// A Job that ends the reading at a record in the middle.
 			stopAt := want.recs[len(want.recs)*2/3].lsn
 			for _, stopErr := range []error{errors.New("enough"), ErrStop} {
