@@ -197,7 +197,7 @@ func Run[P any](s *Stream, j Job[P]) (Result, error) {
 	var res Result
 	var last spanEnd[P]
 	haveLast := false
-	finish := func(e *spanEnd[P]) Result {
+	finish := func(e *spanEnd[P]) {
 		res.Records += e.records
 		if e.records > 0 {
 			if res.First == 0 {
@@ -209,7 +209,6 @@ func Run[P any](s *Stream, j Job[P]) (Result, error) {
 		if e.err != nil && e.err != io.EOF && !e.stopped {
 			res.Err = e.err
 		}
-		return res
 	}
 	var runErr error
 	RunSpans(s, func(info SpanInfo, stop *atomic.Bool) *spanEnd[P] {
@@ -255,7 +254,6 @@ func readSpan[P any](s *Stream, j Job[P], info SpanInfo, skipFirst bool, stop *a
 	opts := s.cfg.Reader
 	opts.Start, opts.StopAt = info.Span.Start, info.Span.Stop
 	opts.Continues = info.Index > 0
-	info.Whole = len(s.spans) == 1
 	r, err := xlog.NewReader(s.src, opts)
 	if err != nil {
 		e.setupErr = err
@@ -324,7 +322,8 @@ func CheckJoin(prevLast, prevEnd, first, firstPrev xlog.LSN) error {
 // called for every span, at most Config.Workers at once, each on its own
 // goroutine, and may poll stop to end early; merge is called with the results
 // in WAL order, on RunSpans' goroutine, and returns whether to go on. Spans
-// after the one merge stopped at are not read, or their results dropped.
+// after the one merge stopped at are not read, or their results dropped;
+// RunSpans returns when no read is running any more.
 func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, merge func(index int, r R) bool) {
 	spans := s.spans
 	workers := max(1, s.cfg.Workers)
@@ -333,24 +332,28 @@ func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, m
 		results[i] = make(chan R, 1)
 	}
 	var stop atomic.Bool
-	var wg sync.WaitGroup
 	// slots bounds the spans read but not yet merged; sem the spans being
-	// read.
+	// read. wg counts the scheduler and the readers it starts: RunSpans
+	// returns only when none is left, so that the caller may close the
+	// source.
 	slots := make(chan struct{}, workers+1)
 	sem := make(chan struct{}, workers)
 	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer wg.Wait()
+		defer wg.Done()
 		for i, sp := range spans {
 			select {
 			case slots <- struct{}{}:
 			case <-done:
 				return
 			}
+			sem <- struct{}{}
 			if stop.Load() {
+				<-sem
 				return
 			}
-			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -362,6 +365,7 @@ func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, m
 	defer func() {
 		stop.Store(true)
 		close(done)
+		wg.Wait()
 	}()
 	for i := range spans {
 		r := <-results[i]

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/xlogtest"
 )
 
 func TestMain(m *testing.M) {
@@ -327,5 +329,41 @@ func TestBoundedLookAhead(t *testing.T) {
 	}
 	if int(merged.Load()) != len(s.Spans()) {
 		t.Errorf("%d of %d spans merged", merged.Load(), len(s.Spans()))
+	}
+}
+
+// TestNoReadAfterReturn: when the merge stops early, RunSpans returns only
+// once no span is being read any more, so that the caller may close the
+// source.
+func TestNoReadAfterReturn(t *testing.T) {
+	w := xlogtest.NewWriter(xlog.V16, 8192, 1<<20, 1)
+	for i := 0; w.Pos() < xlog.LSN(8<<20); i++ {
+		w.Record(xlog.RmgrLogicalMessage, 0, xlog.XID(i+1), xlogtest.MainData(5000))
+	}
+	s, err := Open(w.Source(), Config{Workers: 3, SpanBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Spans()) < 6 {
+		t.Fatalf("%d spans", len(s.Spans()))
+	}
+	var active, started atomic.Int32
+	RunSpans(s, func(info SpanInfo, stop *atomic.Bool) int {
+		active.Add(1)
+		started.Add(1)
+		defer active.Add(-1)
+		for range 50 { // a slow reader, which polls stop as readSpan does
+			if stop.Load() {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return info.Index
+	}, func(i int, _ int) bool { return i < 1 })
+	if n := active.Load(); n != 0 {
+		t.Errorf("%d spans still being read after RunSpans returned", n)
+	}
+	if n := started.Load(); int(n) == len(s.Spans()) {
+		t.Errorf("all %d spans were read though the merge stopped at the second", n)
 	}
 }
