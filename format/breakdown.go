@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/decode"
 )
 
 var volumeColumns = []string{"records", "record_bytes", "wal_bytes", "images", "image_bytes"}
@@ -26,8 +27,12 @@ func numeric(text, nums int) []bool {
 }
 
 // RelationTable lists relation forks by WAL bytes, the records without block
-// references last.
-func RelationTable(b *analyze.Breakdown, cat analyze.Catalog, top int) *Table {
+// references last, named by cat (an analyze.Catalog, the names the WAL
+// carries, analyze.FirstName of both; nil names nothing).
+func RelationTable(b *analyze.Breakdown, cat analyze.RelNamer, top int) *Table {
+	if cat == nil {
+		cat = analyze.FirstName(nil)
+	}
 	rels := make([]*analyze.RelVolume, 0, len(b.Relations))
 	for _, r := range b.Relations {
 		rels = append(rels, r)
@@ -45,12 +50,9 @@ func RelationTable(b *analyze.Breakdown, cat analyze.Catalog, top int) *Table {
 			break
 		}
 		rel := fmt.Sprintf("%d/%d/%d", r.Rel.SpcOID, r.Rel.DBOID, r.Rel.RelNumber)
-		name := cat.Name(r.Rel.RelFileLocator)
+		name := relationName(b, cat, r.Rel.RelFileLocator)
 		if orig, changed := b.Original(r.Rel.RelFileLocator); changed {
 			// A file that replaced another (TRUNCATE, CLUSTER, VACUUM FULL).
-			if n := cat.Name(orig); n != "" && name == "" {
-				name = n
-			}
 			name += fmt.Sprintf(" (replaced %d)", orig.RelNumber)
 		}
 		t.Rows = append(t.Rows, append([]string{rel, r.Rel.Fork.Name(), strings.TrimSpace(name)}, volumeCells(r.Volume)...))
@@ -59,6 +61,32 @@ func RelationTable(b *analyze.Breakdown, cat analyze.Catalog, top int) *Table {
 		t.Rows = append(t.Rows, append([]string{"(no block)", "", ""}, volumeCells(b.NoRel)...))
 	}
 	return t
+}
+
+// relationName names a file: each namer in turn (the members of an
+// analyze.FirstName, the catalog first) names it, or else the file it
+// replaced (and so on); the first name given wins. A catalog naming the
+// file a rewrite replaced thus wins over the name the WAL gives the new file.
+func relationName(b *analyze.Breakdown, cat analyze.RelNamer, rel decode.RelFileLocator) string {
+	namers, ok := cat.(analyze.FirstName)
+	if !ok {
+		namers = analyze.FirstName{cat}
+	}
+	orig, changed := b.Original(rel)
+	for _, n := range namers {
+		if n == nil {
+			continue
+		}
+		if s := n.Name(rel); s != "" {
+			return s
+		}
+		if changed {
+			if s := n.Name(orig); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 // SegmentTable lists segments in order.

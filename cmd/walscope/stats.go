@@ -120,6 +120,25 @@ func breakdownAction(c *cli.Context, by string) error {
 		}
 		redo = finder.Sorted()
 	}
+	// The names the WAL carries, read by a reader of its own beside the
+	// spans (analyze.WALNames needs the records in order).
+	var names *analyze.WALNames
+	var namesErr error
+	namesDone := make(chan struct{})
+	if by == "relation" {
+		in, err := resolveInput(c)
+		if err != nil {
+			return err
+		}
+		blcksz := c.Int("blcksz")
+		go func() {
+			defer close(namesDone)
+			names, namesErr = walNamesPass(in, blcksz)
+		}()
+		defer func() { <-namesDone }()
+	} else {
+		close(namesDone)
+	}
 	b := analyze.NewBreakdown(bucket, redo, start, end)
 	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	defer stdout.Flush()
@@ -156,7 +175,11 @@ func breakdownAction(c *cli.Context, by string) error {
 			var t *format.Table
 			switch by {
 			case "relation":
-				t = format.RelationTable(b, cat, top)
+				if <-namesDone; namesErr != nil {
+					return namesErr
+				}
+				// the catalog first, then the names the WAL carries
+				t = format.RelationTable(b, analyze.FirstName{cat, names}, top)
 			case "checkpoint":
 				t = format.CheckpointTable(b)
 			case "time":
@@ -178,4 +201,26 @@ type breakdownSink struct{ b *analyze.Breakdown }
 func (s breakdownSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.b.Add(d)
 	return nil
+}
+
+// walNamesPass learns the relation names the WAL carries (pg_class and
+// pg_namespace tuples, the relation mapper's records): one reader, in WAL
+// order, as analyze.WALNames needs (a pg_class update is rebuilt from the
+// tuple an earlier record or image showed).
+func walNamesPass(in *input, blcksz int) (*analyze.WALNames, error) {
+	parts, _, _, err := passSpans(in.src, in.opts, blcksz, 1, 0, func(w **analyze.WALNames, rec *xlog.Record, dec *decode.Decoder) error {
+		d, err := dec.Decode(rec)
+		if err != nil {
+			return err // the command's own reading reports it
+		}
+		if *w == nil {
+			*w = analyze.NewWALNames(decode.NewDecoder(dec.BlockSize))
+		}
+		(*w).Add(d)
+		return nil
+	})
+	if err != nil || len(parts) == 0 {
+		return nil, err
+	}
+	return parts[0], nil
 }
