@@ -66,6 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			lsCommand(),
 			exportCommand(),
 			reportCommand(),
+			eventsCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {

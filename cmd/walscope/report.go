@@ -53,11 +53,10 @@ func reportAction(c *cli.Context) error {
 			if err != nil {
 				return openErr([]string{path}, err)
 			}
-			side, err := collectReport(path, &input{src: src, opts: xlog.Options{FollowHistory: true}}, blcksz, workers)
+			side, err := collectReport(path, &input{src: src, opts: xlog.Options{FollowHistory: true}}, blcksz, workers, cat)
 			if err != nil {
 				return err
 			}
-			side.Catalog = cat
 			rep.Sides = append(rep.Sides, side)
 		}
 		rep.Title = "walscope report: " + c.Args().Get(0) + " compared with " + c.Args().Get(1)
@@ -70,11 +69,10 @@ func reportAction(c *cli.Context) error {
 		if d := c.String("path"); d != "" {
 			name = strings.TrimSpace("-p " + d + " " + name)
 		}
-		side, err := collectReport(name, in, blcksz, workers)
+		side, err := collectReport(name, in, blcksz, workers, cat)
 		if err != nil {
 			return err
 		}
-		side.Catalog = cat
 		rep.Sides = []*report.ReportSide{side}
 		rep.Title = "walscope report: " + name
 	}
@@ -101,8 +99,9 @@ func reportAction(c *cli.Context) error {
 // collectReport reads the stream twice (a first pass for the redo points,
 // the timestamps' range, the wal_level and what-if's inputs; a second that
 // feeds every analysis, with the what-if's images recompressed on every core
-// by a reader running ahead) and verifies it.
-func collectReport(name string, in *input, blcksz, workers int) (*report.ReportSide, error) {
+// by a reader running ahead) and verifies it. Relations are named by cat
+// first, then by the names the WAL carries (learnt in the second pass).
+func collectReport(name string, in *input, blcksz, workers int, cat analyze.Catalog) (*report.ReportSide, error) {
 	side := &report.ReportSide{Name: name, BlockSize: blcksz, WalLevel: xlog.WalLevelUnknown}
 	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers})
 	if err != nil {
@@ -206,6 +205,8 @@ func collectReport(name string, in *input, blcksz, workers int) (*report.ReportS
 	b.KeepXids = 0 // the report shows no transactions
 	var st analyze.Stats
 	bins := report.NewLSNBins(start, end, 240)
+	events := analyze.NewEvents(analyze.EventsConfig{})
+	names := analyze.NewWALNames(decode.NewDecoder(blcksz))
 
 	// Second pass: the what-if estimate takes the records in order, from
 	// one reader.
@@ -227,6 +228,8 @@ func collectReport(name string, in *input, blcksz, workers int) (*report.ReportS
 			st.Add(d)
 			w.Add(d)
 			bins.Add(d)
+			events.Add(d)
+			names.Add(d)
 			return nil
 		},
 		Merge: func(*decode.Decoder) error { return nil },
@@ -240,6 +243,8 @@ func collectReport(name string, in *input, blcksz, workers int) (*report.ReportS
 	b.Finish()
 	side.Breakdown, side.Stats, side.LSN = b, &st, bins
 	side.Actual, side.Scenarios = w.Results()
+	side.Events = events
+	side.Catalog = analyze.WithWALNames(cat, names, b.Original)
 
 	vr, err := analyze.Verify(in.src, in.opts, blcksz, workers)
 	if err != nil {

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/decode"
+	format "github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
+)
+
+func eventsCommand() *cli.Command {
+	kinds := make([]string, len(analyze.EventKinds))
+	for i, k := range analyze.EventKinds {
+		kinds[i] = string(k)
+	}
+	flags := append(walFlags(),
+		&cli.StringFlag{Name: "since", Usage: "only events at or after `TIME` (RFC 3339, or PostgreSQL's 'YYYY-MM-DD HH:MM:SS+ZZ')"},
+		&cli.StringFlag{Name: "until", Usage: "only events at or before `TIME`"},
+		&cli.StringFlag{Name: "relation", Aliases: []string{"R"}, Usage: "only events of relation `REL`: a name (schema.name or name), T/D/R, or a relfilenode"},
+		&cli.StringSliceFlag{Name: "kind", Usage: "only events of `KIND` (repeatable, or a comma list): " + strings.Join(kinds, ", ")},
+		&cli.Uint64Flag{Name: "min-rows", Value: 1000, Usage: "report deletes and updates of at least `N` rows per transaction and relation"},
+		&cli.StringFlag{Name: "catalog", Usage: "name relations from `FILE`, a CSV export of pg_class (see README)"},
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print any output, except for errors"},
+		&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ of the cluster (WAL does not record it)"},
+		&cli.IntFlag{Name: "span-bytes", Value: 32 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span"},
+	)
+	return &cli.Command{
+		Name:      "events",
+		Usage:     "the timeline of what happened: relations created, dropped, truncated, rewritten; large deletes and updates; checkpoints, timelines, backups, restore points, settings",
+		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
+		Flags:     flags,
+		Action:    eventsAction,
+	}
+}
+
+// eventFilter selects the events printed.
+type eventFilter struct {
+	since, until time.Time
+	kinds        map[analyze.EventKind]bool
+	rel          string
+	relLoc       *decode.RelFileLocator
+	relNumber    uint32
+}
+
+func parseEventFilter(c *cli.Context) (*eventFilter, error) {
+	f := &eventFilter{}
+	var err error
+	for _, opt := range []string{"since", "until"} {
+		s := c.String(opt)
+		if s == "" {
+			continue
+		}
+		t, ok := parseEventTime(s)
+		if !ok {
+			return nil, usageErr("invalid time %q for option --%s (RFC 3339, or 'YYYY-MM-DD HH:MM:SS+ZZ')", s, opt)
+		}
+		if opt == "since" {
+			f.since = t
+		} else {
+			f.until = t
+		}
+	}
+	for _, list := range c.StringSlice("kind") {
+		for _, k := range strings.Split(list, ",") {
+			k = strings.ReplaceAll(strings.TrimSpace(strings.ToLower(k)), "-", "_")
+			if k == "" {
+				continue
+			}
+			known := false
+			for _, ek := range analyze.EventKinds {
+				known = known || string(ek) == k
+			}
+			if !known {
+				return nil, usageErr("unrecognized event kind %q", k)
+			}
+			if f.kinds == nil {
+				f.kinds = map[analyze.EventKind]bool{}
+			}
+			f.kinds[analyze.EventKind(k)] = true
+		}
+	}
+	if s := c.String("relation"); s != "" {
+		parts := strings.Split(s, "/")
+		switch {
+		case len(parts) == 3:
+			var v [3]uint64
+			for i := range parts {
+				if v[i], err = strconv.ParseUint(parts[i], 10, 32); err != nil {
+					return nil, usageErr("invalid relation specification: %q (a name, T/D/R or a relfilenode)", s)
+				}
+			}
+			f.relLoc = &decode.RelFileLocator{SpcOID: uint32(v[0]), DBOID: uint32(v[1]), RelNumber: uint32(v[2])}
+		case len(parts) == 1 && strings.Trim(s, "0123456789") == "":
+			n, err := strconv.ParseUint(s, 10, 32)
+			if err != nil || n == 0 {
+				return nil, usageErr("invalid relfilenode %q", s)
+			}
+			f.relNumber = uint32(n)
+		case len(parts) == 1:
+			f.rel = s
+		default:
+			return nil, usageErr("invalid relation specification: %q (a name, T/D/R or a relfilenode)", s)
+		}
+	}
+	return f, nil
+}
+
+// parseEventTime reads RFC 3339 or PostgreSQL's timestamptz output; a time
+// without a zone is in the local zone (TZ).
+func parseEventTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07",
+		"2006-01-02 15:04:05.999999999 MST", "2006-01-02T15:04:05.999999999Z07"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func (f *eventFilter) match(ev *format.NamedEvent) bool {
+	if f.kinds != nil && !f.kinds[ev.Kind] {
+		return false
+	}
+	if !f.since.IsZero() || !f.until.IsZero() {
+		t := ev.Time
+		if t.IsZero() {
+			t = ev.AsOf
+		}
+		if t.IsZero() || !f.since.IsZero() && t.Before(f.since) || !f.until.IsZero() && t.After(f.until) {
+			return false
+		}
+	}
+	switch {
+	case f.relLoc != nil:
+		return ev.HasRel && (ev.Rel == *f.relLoc || ev.Replaced == *f.relLoc)
+	case f.relNumber != 0:
+		return ev.HasRel && (ev.Rel.RelNumber == f.relNumber || ev.Replaced.RelNumber == f.relNumber)
+	case f.rel != "":
+		if ev.Name == "" {
+			return false
+		}
+		if ev.Name == f.rel {
+			return true
+		}
+		_, short, ok := strings.Cut(ev.Name, ".")
+		return ok && short == f.rel
+	}
+	return true
+}
+
+// eventNamers are the relation namers of the events, in the order asked:
+// --catalog first, then the names the WAL itself carries (learnt by
+// walNamesPass, one reader in WAL order, while the events are read in
+// parallel); wait waits for the WAL names.
+func eventNamers(c *cli.Context, in *input) (namer analyze.RelNamer, wait func() error, err error) {
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names *analyze.WALNames
+	var namesErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		names, namesErr = walNamesPass(in, c.Int("blcksz"))
+	}()
+	wait = func() error {
+		<-done
+		return namesErr
+	}
+	var first analyze.FirstName
+	if cat != nil {
+		first = append(first, cat)
+	}
+	return namerFunc(func(r decode.RelFileLocator) string {
+		if names != nil {
+			return append(first, names).Name(r)
+		}
+		return first.Name(r)
+	}), wait, nil
+}
+
+// namerFunc is a function as an analyze.RelNamer.
+type namerFunc func(decode.RelFileLocator) string
+
+func (f namerFunc) Name(r decode.RelFileLocator) string { return f(r) }
+
+func eventsAction(c *cli.Context) error {
+	outFormat := c.String("format")
+	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
+		return usageErr("unrecognized value for option --format: %s", outFormat)
+	}
+	filter, err := parseEventFilter(c)
+	if err != nil {
+		return err
+	}
+	in, err := resolveInput(c)
+	if err != nil {
+		return err
+	}
+	namer, waitNames, err := eventNamers(c, in)
+	if err != nil {
+		return err
+	}
+	defer waitNames()
+	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	defer stdout.Flush()
+	stderr := c.App.ErrWriter
+	quiet := c.Bool("quiet")
+	ev, res, err := readEvents(in, analyze.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
+	if err != nil {
+		return err
+	}
+	if !quiet {
+		if err := waitNames(); err != nil {
+			return err
+		}
+		all := ev.Finish()
+		var out []format.NamedEvent
+		for i := range all {
+			ne := format.NamedEvent{Event: all[i], Name: ev.EventName(namer, &all[i])}
+			if filter.match(&ne) {
+				out = append(out, ne)
+			}
+		}
+		switch outFormat {
+		case "json":
+			err = format.WriteEventsJSON(stdout, out, time.Local)
+		case "csv":
+			err = format.EventsTable(out, time.Local, true).WriteCSV(stdout)
+		default:
+			err = format.EventsTable(out, time.Local, false).WriteText(stdout)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	stdout.Flush()
+	if res.Err == nil {
+		return endOfRun(stderr, res.End, io.EOF, in.pgMode, quiet)
+	}
+	if _, ok := res.Err.(*exitError); ok {
+		return res.Err
+	}
+	return endOfRun(stderr, res.End, res.Err, in.pgMode, quiet)
+}
+
+// readEvents reads the stream into an analyze.Events on the parallel
+// engine: spans on every core, parts merged in WAL order.
+func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes int, stderr io.Writer, quiet bool) (*analyze.Events, stream.Result, error) {
+	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers, SpanBytes: spanBytes})
+	if err != nil {
+		return nil, stream.Result{}, readerSetupError(err)
+	}
+	bar := startProgress(stderr, quiet, int64(s.Limit())-int64(s.Start()), int64(s.SegmentSize()))
+	defer bar.finish()
+	if bar != nil {
+		s.SetProgress(bar.add)
+	}
+	root := analyze.NewEvents(cfg)
+	type part struct {
+		dec *decode.Decoder
+		ev  *analyze.Events
+	}
+	res, err := stream.Run(s, stream.Job[*part]{
+		NewPart: func(info stream.SpanInfo) *part {
+			p := &part{dec: decode.NewDecoder(blcksz), ev: root}
+			if !info.Whole {
+				p.ev = root.NewPart()
+			}
+			return p
+		},
+		Record: func(p *part, rec *xlog.Record) error {
+			d, err := p.dec.Decode(rec)
+			if err != nil {
+				return walError(rec, err)
+			}
+			p.ev.Add(d)
+			return nil
+		},
+		Merge: func(p *part) error {
+			if p.ev != root {
+				root.Merge(p.ev)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, res, readerSetupError(err)
+	}
+	return root, res, nil
+}
