@@ -156,6 +156,13 @@ func (w *WALNames) catalogOf(rel decode.RelFileLocator, fork decode.ForkNumber) 
 	return 0
 }
 
+// NamesFrom reports whether records of resource manager id can teach
+// WALNames anything (the relation mapper's, heap records and XLOG's
+// full-page images): a reading may skip decoding the others.
+func NamesFrom(id xlog.RmgrID) bool {
+	return id == xlog.RmgrRelMap || id == xlog.RmgrHeap || id == xlog.RmgrHeap2 || id == xlog.RmgrXLOG
+}
+
 // Add learns from one record; records must come in WAL order.
 func (w *WALNames) Add(rec *decode.Record) {
 	w.version = rec.Version

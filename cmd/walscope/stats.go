@@ -207,8 +207,19 @@ func (s breakdownSink) record(_ *decode.Decoder, d *decode.Record) error {
 // pg_namespace tuples, the relation mapper's records): one reader, in WAL
 // order, as analyze.WALNames needs (a pg_class update is rebuilt from the
 // tuple an earlier record or image showed).
+//
+// The command's own reading checks every record: this one checks the CRC
+// only of the records it learns from, and decodes no other.
 func walNamesPass(in *input, blcksz int) (*analyze.WALNames, error) {
-	parts, _, _, err := passSpans(in.src, in.opts, blcksz, 1, 0, func(w **analyze.WALNames, rec *xlog.Record, dec *decode.Decoder) error {
+	opts := in.opts
+	opts.SkipCRC = true
+	parts, _, _, err := passSpans(in.src, opts, blcksz, 1, 0, func(w **analyze.WALNames, rec *xlog.Record, dec *decode.Decoder) error {
+		if !analyze.NamesFrom(rec.Header.Rmid) {
+			return nil
+		}
+		if xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
+			return errPassStop // damaged here: the command's reading ends here too
+		}
 		d, err := dec.Decode(rec)
 		if err != nil {
 			return err // the command's own reading reports it
