@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,6 +84,9 @@ type Event struct {
 	// Detail says more, in words: the command that does this, the
 	// checkpoint's redo point, the parameters, the restore point's name.
 	Detail string
+	// DeletedRows are, for drop_schema, the pg_namespace rows deleted
+	// (WALNames.NamespaceAt names them).
+	DeletedRows []DeletedRow
 	// RestorePoint is the name of a restore point.
 	RestorePoint string
 	// Redo is a checkpoint's redo point; BackupStart the start LSN a
@@ -156,6 +160,16 @@ type evRel struct {
 	firstDel, firstUpd   xlog.LSN
 	firstWrite           xlog.LSN
 	namespaceRowsDeleted bool
+	// nsDeleted are the positions of the pg_namespace rows deleted (a
+	// DROP SCHEMA), for naming the schemas from the WAL.
+	nsDeleted []DeletedRow
+}
+
+// DeletedRow is a heap row a DELETE record removed: its position and the
+// DELETE's LSN.
+type DeletedRow struct {
+	TupleID
+	LSN xlog.LSN
 }
 
 type evDB struct {
@@ -301,6 +315,10 @@ func (e *Events) Add(rec *decode.Record) {
 				rs.firstDel = rec.LSN
 			}
 			rs.deletes++
+			// xl_heap_delete: xmax (4 bytes), offnum (2), ...
+			if b := &rec.Blocks[0]; b.Rel.RelNumber == namespaceRelNumber && len(rec.MainData) >= 6 && len(rs.nsDeleted) < 64 {
+				rs.nsDeleted = append(rs.nsDeleted, DeletedRow{TupleID{b.Rel, b.Block, binary.LittleEndian.Uint16(rec.MainData[4:])}, rec.LSN})
+			}
 		case evHeapUpdate, evHeapHotUpdate:
 			if rs.updates == 0 {
 				rs.firstUpd = rec.LSN
@@ -366,6 +384,7 @@ func (x *evXact) absorb(o *evXact) {
 		}
 		rs.deletes += os.deletes
 		rs.updates += os.updates
+		rs.nsDeleted = append(rs.nsDeleted, os.nsDeleted...)
 	}
 }
 
@@ -583,6 +602,7 @@ func (e *Events) settleCommit(ev *evEnd, st *evXact, base Event, prepared string
 		x := base
 		x.Kind, x.Rel, x.HasRel, x.FirstLSN, x.Rows = EventDropSchema, r, true, rs.firstDel, rs.deletes
 		x.Detail = fmt.Sprintf("%d row(s) deleted from pg_namespace (file %d, initdb's): the schema's name is not in the WAL read", rs.deletes, namespaceRelNumber) + prepared
+		x.DeletedRows = slices.Clone(rs.nsDeleted)
 		e.emit(x)
 	}
 }
@@ -955,6 +975,24 @@ func (e *Events) Renamed() map[decode.RelFileLocator]decode.RelFileLocator { ret
 // EventName names an event's relation through n: the name of its file or,
 // for a file that replaced another, of the file replaced (and so on back),
 // as the catalog may predate the rewrite; "" if n does not know it.
+// NameSchemas rewrites a drop_schema event's detail with the names of the
+// schemas whose pg_namespace rows it deleted, where w saw them.
+func NameSchemas(w *WALNames, ev *Event) {
+	if ev.Kind != EventDropSchema || w == nil {
+		return
+	}
+	var names []string
+	for _, d := range ev.DeletedRows {
+		if n, ok := w.NamespaceAt(d.TupleID, d.LSN); ok {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 || len(names) != len(ev.DeletedRows) {
+		return
+	}
+	ev.Detail = fmt.Sprintf("schema %s dropped (%d row(s) deleted from pg_namespace, named from the WAL)", strings.Join(names, ", "), ev.Rows)
+}
+
 func (e *Events) EventName(n RelNamer, ev *Event) string {
 	if n == nil || !ev.HasRel || ev.Rel.RelNumber == 0 {
 		return ""

@@ -51,13 +51,16 @@ type WALNames struct {
 	page    []byte
 	tups    []rmgr.HeapTuple
 
-	classFile map[uint32]uint32         // database -> pg_class's filenumber (from the relation mapper)
-	nspFile   map[uint32]uint32         // database -> pg_namespace's filenumber
-	relmap    map[catalogKey]uint32     // (database or 0, filenumber) -> oid, every pair the mapper gave
-	mapped    map[catalogKey]*WALRel    // (database or 0, oid) -> a mapped relation
-	files     map[catalogKey]*WALRel    // (database or 0, relfilenode) -> the latest name
-	history   map[catalogKey][]WALRel   // (database or 0, relfilenode) -> names over time
-	nsp       map[catalogKey]string     // (database, namespace oid) -> nspname
+	classFile map[uint32]uint32       // database -> pg_class's filenumber (from the relation mapper)
+	nspFile   map[uint32]uint32       // database -> pg_namespace's filenumber
+	relmap    map[catalogKey]uint32   // (database or 0, filenumber) -> oid, every pair the mapper gave
+	mapped    map[catalogKey]*WALRel  // (database or 0, oid) -> a mapped relation
+	files     map[catalogKey]*WALRel  // (database or 0, relfilenode) -> the latest name
+	history   map[catalogKey][]WALRel // (database or 0, relfilenode) -> names over time
+	nsp       map[catalogKey]string   // (database, namespace oid) -> nspname
+	// nspAt is every pg_namespace tuple seen, by its position: what a
+	// DELETE at that position removed (a DROP SCHEMA), in WAL order.
+	nspAt     map[TupleID][]nspSeen
 	transient map[catalogKey]bool       // (database, oid) of transient tables
 	cache     map[walPageKey]walPageMap // tuples of catalog pages, to rebuild compressed updates
 
@@ -123,7 +126,7 @@ func NewWALNames(dec *decode.Decoder) *WALNames {
 		classFile: map[uint32]uint32{}, nspFile: map[uint32]uint32{},
 		relmap: map[catalogKey]uint32{}, mapped: map[catalogKey]*WALRel{},
 		files: map[catalogKey]*WALRel{}, history: map[catalogKey][]WALRel{},
-		nsp: map[catalogKey]string{}, transient: map[catalogKey]bool{}, cache: map[walPageKey]walPageMap{}}
+		nsp: map[catalogKey]string{}, nspAt: map[TupleID][]nspSeen{}, transient: map[catalogKey]bool{}, cache: map[walPageKey]walPageMap{}}
 }
 
 // pgClassFile is database db's pg_class file.
@@ -210,6 +213,7 @@ func (w *WALNames) Add(rec *decode.Record) {
 			continue
 		}
 		w.learn(rec.LSN, t.Rel.DBOID, cat, ct, t.Source, false)
+		w.seenAt(rec.LSN, t, cat, ct)
 	}
 }
 
@@ -280,6 +284,9 @@ func (w *WALNames) addImage(rec *decode.Record, b *decode.BlockRef, cat uint32) 
 		t := &w.tups[i]
 		ct := w.cacheTuple(t)
 		w.learn(rec.LSN, b.Rel.DBOID, cat, ct, rmgr.FromImage, rank(t) < 2)
+		if rank(t) > 0 { // live, or deleted (by the DELETE this image may be of)
+			w.seenAt(rec.LSN, t, cat, ct)
+		}
 	}
 }
 
@@ -373,6 +380,59 @@ func nameData(b []byte) (string, bool) {
 }
 
 // learn reads a pg_class or pg_namespace tuple of database db.
+// TupleID is a heap tuple's position: its relation file, block and line
+// pointer (ItemPointerData).
+type TupleID struct {
+	Rel    decode.RelFileLocator
+	Block  uint32
+	Offset uint16
+}
+
+type nspSeen struct {
+	lsn  xlog.LSN
+	name string
+}
+
+// seenAt remembers the name of the pg_namespace tuple at t's position.
+func (w *WALNames) seenAt(lsn xlog.LSN, t *rmgr.HeapTuple, cat uint32, ct *walTuple) {
+	if cat != namespaceRelationID || ct == nil || t.Fork != decode.ForkMain {
+		return
+	}
+	d := ct.data
+	if w.version >= xlog.V12 {
+		if len(d) < 4 {
+			return
+		}
+		d = d[4:]
+	}
+	name, ok := nameData(d)
+	if !ok {
+		return
+	}
+	id := TupleID{t.Rel, t.Block, t.Offset}
+	h := w.nspAt[id]
+	if n := len(h); n > 0 && h[n-1].name == name {
+		return
+	}
+	w.nspAt[id] = append(h, nspSeen{lsn, name})
+}
+
+// NamespaceAt returns the name of the schema whose pg_namespace tuple was at
+// position id at lsn (the tuple a DELETE at lsn removed: the DELETE's own
+// full-page image shows it, already marked deleted), if the WAL showed it.
+func (w *WALNames) NamespaceAt(id TupleID, lsn xlog.LSN) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	h := w.nspAt[id]
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].lsn <= lsn {
+			return h[i].name, true
+		}
+	}
+	return "", false
+}
+
 func (w *WALNames) learn(lsn xlog.LSN, db, cat uint32, t *walTuple, src rmgr.TupleSource, weak bool) {
 	v := w.version
 	d := t.data

@@ -30,6 +30,7 @@ func eventsTable(s *ReportSide) (reportTable, string) {
 		if len(t.Rows) == maxReportEvents {
 			break
 		}
+		analyze.NameSchemas(s.WALNames, &all[i])
 		ev := &format.NamedEvent{Event: all[i], Name: s.Events.EventName(namer, &all[i])}
 		xid, rows := "", ""
 		if ev.XID != 0 {

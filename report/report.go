@@ -81,6 +81,9 @@ type ReportSide struct {
 	EndNote        string // how reading ended, if not cleanly
 	// Events is the timeline (walscope events); nil: no events section.
 	Events *analyze.Events
+	// WALNames, if set, are the names the WAL carries (dropped schemas are
+	// named from them).
+	WALNames *analyze.WALNames
 }
 
 // Report is the HTML report of one stream, or of two side by side.

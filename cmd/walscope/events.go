@@ -166,10 +166,10 @@ func (f *eventFilter) match(ev *format.NamedEvent) bool {
 // --catalog first, then the names the WAL itself carries (learnt by
 // walNamesPass, one reader in WAL order, while the events are read in
 // parallel); wait waits for the WAL names.
-func eventNamers(c *cli.Context, in *input) (namer analyze.RelNamer, wait func() error, err error) {
+func eventNamers(c *cli.Context, in *input) (namer analyze.RelNamer, walNames func() *analyze.WALNames, wait func() error, err error) {
 	cat, err := loadCatalog(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var names *analyze.WALNames
 	var namesErr error
@@ -191,7 +191,7 @@ func eventNamers(c *cli.Context, in *input) (namer analyze.RelNamer, wait func()
 			return append(first, names).Name(r)
 		}
 		return first.Name(r)
-	}), wait, nil
+	}), func() *analyze.WALNames { return names }, wait, nil
 }
 
 // namerFunc is a function as an analyze.RelNamer.
@@ -212,7 +212,7 @@ func eventsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	namer, waitNames, err := eventNamers(c, in)
+	namer, walNames, waitNames, err := eventNamers(c, in)
 	if err != nil {
 		return err
 	}
@@ -232,6 +232,7 @@ func eventsAction(c *cli.Context) error {
 		all := ev.Finish()
 		var out []format.NamedEvent
 		for i := range all {
+			analyze.NameSchemas(walNames(), &all[i])
 			ne := format.NamedEvent{Event: all[i], Name: ev.EventName(namer, &all[i])}
 			if filter.match(&ne) {
 				out = append(out, ne)

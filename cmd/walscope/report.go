@@ -243,7 +243,7 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	b.Finish()
 	side.Breakdown, side.Stats, side.LSN = b, &st, bins
 	side.Actual, side.Scenarios = w.Results()
-	side.Events = events
+	side.Events, side.WALNames = events, names
 	side.Catalog = analyze.WithWALNames(cat, names, b.Original)
 
 	vr, err := analyze.Verify(in.src, in.opts, blcksz, workers)
