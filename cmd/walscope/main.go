@@ -67,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			exportCommand(),
 			reportCommand(),
 			eventsCommand(),
+			pitrCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {

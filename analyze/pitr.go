@@ -1,0 +1,1038 @@
+package analyze
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
+)
+
+// Point-in-time recovery: where recovery must stop to undo an event, and
+// whether a base backup and the archive can get there.
+//
+// PostgreSQL's semantics (src/backend/access/transam/xlogrecovery.c,
+// recoveryStopsBefore), with recovery_target_inclusive = false:
+//   - recovery_target_lsn: recovery stops before the first record whose
+//     start (ReadRecPtr) is at or after the target LSN;
+//   - recovery_target_xid: before the commit or abort record of that
+//     (top-level) xid;
+//   - recovery_target_time: before the first commit or abort record whose
+//     time is at or after the target time;
+//   - recovery_target_name: after the restore point record of that name
+//     (recoveryStopsAfter; inclusive does not apply).
+// Stopping before the backup is consistent (the end of its BACKUP_END
+// record) is an error ("requested recovery stop point is before consistent
+// recovery point"), and so is reaching the end of WAL without the target
+// (PostgreSQL 13 and later).
+
+// PITRKinds are the event kinds `walscope pitr --event` takes.
+var PITRKinds = []EventKind{EventDrop, EventTruncate, EventRewrite, EventDelete, EventUpdate}
+
+// XactEnd is a commit or abort record.
+type XactEnd struct {
+	LSN    xlog.LSN
+	TLI    xlog.TimeLineID
+	XID    xlog.XID // the top-level xid (the prepared transaction's for *_PREPARED)
+	Time   time.Time
+	Commit bool
+}
+
+// BackupEndRecord is an XLOG BACKUP_END record: the backup that started at
+// Start is consistent once it is replayed, at EndLSN.
+type BackupEndRecord struct {
+	LSN, EndLSN, Start xlog.LSN
+	TLI                xlog.TimeLineID
+}
+
+// RecordRef is a record: where it starts and ends, its timeline.
+type RecordRef struct {
+	LSN, EndLSN xlog.LSN
+	TLI         xlog.TimeLineID
+	Segment     string
+}
+
+// PITRScanConfig configures ScanPITR.
+type PITRScanConfig struct {
+	Events    EventsConfig
+	BlockSize int // 0: 8192
+	Workers   int // 0: GOMAXPROCS
+	SpanBytes int // 0: stream.DefaultSpanBytes
+	// TargetLSN, when set, makes the scan note the first record starting
+	// at or after it (AtTarget): where a recovery_target_lsn stops.
+	TargetLSN xlog.LSN
+	Progress  func(bytes int64)
+}
+
+// PITRScan is what one reading of the WAL found for pitr: its events, every
+// commit and abort, the backups' ends, the relation files touched, the
+// problems met (the reading goes on after damage and missing segments, as
+// Verify does).
+type PITRScan struct {
+	Events     *Events
+	List       []Event // Events.Finish()
+	Ends       []XactEnd
+	BackupEnds []BackupEndRecord
+	Touched    map[decode.RelFileLocator]bool
+	Problems   []Problem
+	First      RecordRef // the first record read
+	Last       RecordRef // the last record read
+	Records    uint64
+	SegSize    uint32
+	AtTarget   *RecordRef
+	// Segments are the files of the source, by segment file name
+	// (partial files excluded).
+	Segments map[string]bool
+}
+
+// FirstTime and LastTime are the first and last commit or abort times read.
+func (s *PITRScan) FirstTime() time.Time {
+	if len(s.Ends) == 0 {
+		return time.Time{}
+	}
+	return s.Ends[0].Time
+}
+
+// LastTime is the last commit or abort time read.
+func (s *PITRScan) LastTime() time.Time {
+	if len(s.Ends) == 0 {
+		return time.Time{}
+	}
+	return s.Ends[len(s.Ends)-1].Time
+}
+
+type pitrPart struct {
+	ev       *Events
+	ends     []XactEnd
+	backups  []BackupEndRecord
+	touched  map[decode.RelFileLocator]bool
+	problems []Problem
+	pending  []Problem // end-like problems after the span's last record
+	records  uint64
+	first    RecordRef
+	last     RecordRef
+	atTarget *RecordRef
+	err      error
+}
+
+// ScanPITR reads the stream of src once, in parallel spans, resynchronising
+// after damage as Verify does.
+func ScanPITR(src xlog.Source, opts xlog.Options, cfg PITRScanConfig) (*PITRScan, error) {
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = 8192
+	}
+	st, err := stream.Open(src, stream.Config{Reader: opts, Workers: cfg.Workers, SpanBytes: cfg.SpanBytes, Progress: cfg.Progress})
+	if err != nil {
+		return nil, err
+	}
+	root := NewEvents(cfg.Events)
+	scan := &PITRScan{Events: root, Touched: map[decode.RelFileLocator]bool{}, SegSize: st.SegmentSize(), Segments: map[string]bool{}}
+	for _, f := range src.Segments() {
+		if !f.Partial {
+			scan.Segments[f.Name.String()] = true
+		}
+	}
+	var carry []Problem
+	seen := map[string]bool{}
+	add := func(p Problem) {
+		key := string(p.Class) + " " + p.LSNStr
+		if !seen[key] {
+			seen[key] = true
+			scan.Problems = append(scan.Problems, p)
+		}
+	}
+	var setupErr error
+	stream.RunSpans(st, func(info stream.SpanInfo, _ *atomic.Bool) *pitrPart {
+		o := opts
+		o.Start, o.StopAt, o.Continues = info.Span.Start, info.Span.Stop, info.Index > 0
+		return scanPITRSpan(src, o, cfg, root.NewPart())
+	}, func(_ int, p *pitrPart) bool {
+		if p.err != nil {
+			setupErr = p.err
+			return false
+		}
+		if p.records > 0 {
+			for _, c := range carry {
+				if c.Resume == "" {
+					c.Resume = p.first.LSN.String()
+				}
+				add(c)
+			}
+			carry = carry[:0]
+			if scan.Records == 0 {
+				scan.First = p.first
+			}
+			scan.Last = p.last
+		}
+		for _, q := range p.problems {
+			add(q)
+		}
+		carry = append(carry, p.pending...)
+		scan.Records += p.records
+		root.Merge(p.ev)
+		scan.Ends = append(scan.Ends, p.ends...)
+		scan.BackupEnds = append(scan.BackupEnds, p.backups...)
+		for r := range p.touched {
+			scan.Touched[r] = true
+		}
+		if p.atTarget != nil && scan.AtTarget == nil {
+			scan.AtTarget = p.atTarget
+		}
+		return true
+	})
+	if setupErr != nil {
+		return nil, setupErr
+	}
+	// a missing segment or torn record after the last record read is the
+	// end of the WAL, not damage
+	sort.SliceStable(scan.Problems, func(i, j int) bool { return scan.Problems[i].LSN < scan.Problems[j].LSN })
+	scan.List = root.Finish()
+	return scan, nil
+}
+
+func scanPITRSpan(src xlog.Source, opts xlog.Options, cfg PITRScanConfig, ev *Events) *pitrPart {
+	p := &pitrPart{ev: ev, touched: map[decode.RelFileLocator]bool{}}
+	r, err := xlog.NewReader(src, opts)
+	if err != nil {
+		p.err = err
+		return p
+	}
+	defer r.Close()
+	dec := decode.NewDecoder(cfg.BlockSize)
+	addErr := func(err error) {
+		c := Classify(err)
+		q := problemOf(err, c)
+		if errors.Is(err, xlog.ErrMagic) && q.Offset%int64(r.SegmentSize()) != 0 {
+			q.Class = ClassPageHeader
+		}
+		if endLike(q.Class) {
+			p.pending = append(p.pending, q)
+		} else {
+			p.problems = append(p.problems, q)
+		}
+	}
+	var lastRel decode.RelFileLocator
+	var reported xlog.LSN
+	for {
+		rec, err := r.Next()
+		if err == nil {
+			if len(p.pending) > 0 {
+				for i := range p.pending {
+					if p.pending[i].Resume == "" {
+						p.pending[i].Resume = rec.LSN.String()
+					}
+				}
+				p.problems = append(p.problems, p.pending...)
+				p.pending = p.pending[:0]
+			}
+			ref := RecordRef{LSN: rec.LSN, EndLSN: rec.EndLSN, TLI: rec.TLI, Segment: rec.Segment}
+			if p.records == 0 {
+				p.first = ref
+			}
+			p.last = ref
+			p.records++
+			if cfg.Progress != nil {
+				if reported == 0 {
+					reported = rec.LSN
+				}
+				if rec.EndLSN-reported > 1<<20 {
+					cfg.Progress(int64(rec.EndLSN - reported))
+					reported = rec.EndLSN
+				}
+			}
+			if cfg.TargetLSN != 0 && p.atTarget == nil && rec.LSN >= cfg.TargetLSN {
+				t := ref
+				p.atTarget = &t
+			}
+			d, derr := dec.Decode(rec)
+			if derr != nil {
+				if de, ok := errors.AsType[*decode.Error](derr); ok {
+					p.problems = append(p.problems, Problem{Class: ClassRecordHeader, File: rec.Segment,
+						Offset: int64(uint64(rec.LSN) % uint64(rec.SegSize)), LSN: rec.LSN, LSNStr: rec.LSN.String(), Message: de.Msg})
+				}
+				continue
+			}
+			p.ev.Add(d)
+			for i := range d.Blocks {
+				if rl := d.Blocks[i].Rel; rl != lastRel {
+					lastRel = rl
+					p.touched[rl] = true
+				}
+			}
+			if end, ok := rmgr.XactEnd(d); ok {
+				p.ends = append(p.ends, XactEnd{LSN: rec.LSN, TLI: rec.TLI, XID: end.XID, Time: end.Time, Commit: end.Commit})
+			} else if rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == evXlogBackupEnd && len(d.MainData) >= 8 {
+				p.backups = append(p.backups, BackupEndRecord{LSN: rec.LSN, EndLSN: rec.EndLSN, TLI: rec.TLI,
+					Start: xlog.LSN(leUint64(d.MainData))})
+			}
+			continue
+		}
+		if err == io.EOF {
+			return p
+		}
+		addErr(err)
+		for {
+			_, rerr := r.Resync()
+			if rerr == nil {
+				break
+			}
+			if rerr == io.EOF {
+				return p
+			}
+			addErr(rerr)
+		}
+	}
+}
+
+func leUint64(b []byte) uint64 {
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// BackupLabel is what a backup_label or a .backup history file says.
+type BackupLabel struct {
+	Path          string // the file read (inside a tar: tar path + "/backup_label")
+	StartLSN      xlog.LSN
+	StartSegment  string
+	CheckpointLSN xlog.LSN
+	StartTLI      xlog.TimeLineID
+	StopLSN       xlog.LSN // .backup files: STOP WAL LOCATION (0: not given)
+	StopTLI       xlog.TimeLineID
+	Method        string // BACKUP METHOD
+	From          string // BACKUP FROM: primary or standby
+	StartTime     string
+	StopTime      string
+	Label         string
+}
+
+// ParseBackupLabel reads the text of a backup_label or .backup file.
+func ParseBackupLabel(text string) (*BackupLabel, error) {
+	b := &BackupLabel{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ": ")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		lsnOf := func() (xlog.LSN, string, error) {
+			f := strings.Fields(v)
+			if len(f) == 0 {
+				return 0, "", fmt.Errorf("backup label: invalid %s: %q", k, v)
+			}
+			l, err := xlog.ParseLSN(f[0])
+			if err != nil {
+				return 0, "", fmt.Errorf("backup label: invalid %s: %q", k, v)
+			}
+			seg := ""
+			if len(f) >= 3 && f[1] == "(file" {
+				seg = strings.TrimSuffix(f[2], ")")
+			}
+			return l, seg, nil
+		}
+		var err error
+		switch k {
+		case "START WAL LOCATION":
+			b.StartLSN, b.StartSegment, err = lsnOf()
+		case "STOP WAL LOCATION":
+			b.StopLSN, _, err = lsnOf()
+		case "CHECKPOINT LOCATION":
+			b.CheckpointLSN, _, err = lsnOf()
+		case "START TIMELINE", "STOP TIMELINE":
+			t, perr := strconv.ParseUint(v, 10, 32)
+			if perr != nil || t == 0 {
+				return nil, fmt.Errorf("backup label: invalid %s: %q", k, v)
+			}
+			if k == "START TIMELINE" {
+				b.StartTLI = xlog.TimeLineID(t)
+			} else {
+				b.StopTLI = xlog.TimeLineID(t)
+			}
+		case "BACKUP METHOD":
+			b.Method = v
+		case "BACKUP FROM":
+			b.From = v
+		case "START TIME":
+			b.StartTime = v
+		case "STOP TIME":
+			b.StopTime = v
+		case "LABEL":
+			b.Label = v
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if b.StartLSN == 0 {
+		return nil, errors.New("backup label: no START WAL LOCATION")
+	}
+	if b.StartTLI == 0 {
+		// before PostgreSQL 11 the label had no START TIMELINE: the
+		// start segment's name has it
+		if len(b.StartSegment) == 24 {
+			if t, err := strconv.ParseUint(b.StartSegment[:8], 16, 32); err == nil && t > 0 {
+				b.StartTLI = xlog.TimeLineID(t)
+			}
+		}
+		if b.StartTLI == 0 {
+			b.StartTLI = 1
+		}
+	}
+	return b, nil
+}
+
+// ReadBackupLabel reads the backup label of a backup: path is a data
+// directory or plain base backup (its backup_label), a backup_label file,
+// a .backup history file from the archive, a pg_basebackup -Ft tar
+// (base.tar, base.tar.gz, .tar.zst, .tar.lz4) holding backup_label, or the
+// directory pg_basebackup -Ft wrote (its base.tar*).
+func ReadBackupLabel(path string) (*BackupLabel, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		lf := filepath.Join(path, "backup_label")
+		if _, err := os.Stat(lf); err == nil {
+			return ReadBackupLabel(lf)
+		}
+		for _, n := range []string{"base.tar", "base.tar.gz", "base.tgz", "base.tar.zst", "base.tar.lz4"} {
+			if _, err := os.Stat(filepath.Join(path, n)); err == nil {
+				return ReadBackupLabel(filepath.Join(path, n))
+			}
+		}
+		return nil, fmt.Errorf("%s: no backup_label and no base.tar (is it a base backup?)", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(512)
+	var r io.Reader = br
+	compressed := true
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		r = zr
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	case bytes.HasPrefix(head, []byte{0x04, 0x22, 0x4d, 0x18}):
+		r = lz4.NewReader(br)
+	default:
+		compressed = false
+	}
+	if !compressed && !(len(head) >= 262 && string(head[257:262]) == "ustar") {
+		// a backup_label or .backup file
+		b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		if err != nil {
+			return nil, err
+		}
+		l, err := ParseBackupLabel(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		l.Path = path
+		return l, nil
+	}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s: no backup_label in the tar file", path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if strings.TrimPrefix(h.Name, "./") != "backup_label" {
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		l, err := ParseBackupLabel(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: backup_label: %v", path, err)
+		}
+		l.Path = path + "/backup_label"
+		return l, nil
+	}
+}
+
+// RelSpec names the relation pitr looks for: a name (schema.name or name),
+// a T/D/R locator or a relfilenode; DBOID, when set, restricts it to a
+// database.
+type RelSpec struct {
+	Name      string
+	Loc       *decode.RelFileLocator
+	RelNumber uint32
+	DBOID     uint32
+}
+
+func (s RelSpec) String() string {
+	switch {
+	case s.Loc != nil:
+		return fmt.Sprintf("%d/%d/%d", s.Loc.SpcOID, s.Loc.DBOID, s.Loc.RelNumber)
+	case s.RelNumber != 0:
+		return fmt.Sprintf("relfilenode %d", s.RelNumber)
+	}
+	return s.Name
+}
+
+// nameMatches reports whether a relation's name (schema.name) is the one
+// asked (schema.name, or name in any schema).
+func nameMatches(name, want string) bool {
+	if name == "" {
+		return false
+	}
+	if name == want {
+		return true
+	}
+	_, short, ok := strings.Cut(name, ".")
+	return ok && short == want
+}
+
+// fileMatches reports whether file r is the one the spec gives by number.
+func (s RelSpec) fileMatches(r decode.RelFileLocator) bool {
+	if s.DBOID != 0 && r.DBOID != s.DBOID {
+		return false
+	}
+	switch {
+	case s.Loc != nil:
+		return r == *s.Loc
+	case s.RelNumber != 0:
+		return r.RelNumber == s.RelNumber
+	}
+	return false
+}
+
+// Target is a recovery target given by hand.
+type Target struct {
+	Kind string // "lsn", "xid", "time", "name"
+	LSN  xlog.LSN
+	XID  xlog.XID
+	Time time.Time
+	Name string
+}
+
+// PITRQuery is what pitr is asked.
+type PITRQuery struct {
+	// Rel and Kinds: the first event of these kinds (all of PITRKinds if
+	// none) of that relation, named through Namer.
+	Rel   *RelSpec
+	Kinds []EventKind
+	Namer RelNamer
+	// Target: a target given by hand, instead of Rel.
+	Target *Target
+	// Backup, when given, is checked: can recovery from it get there?
+	Backup *BackupLabel
+	// Histories returns the timeline history of a timeline (nil: none).
+	Histories func(xlog.TimeLineID) []xlog.HistoryEntry
+}
+
+// PITRError is a question pitr cannot answer: Code 1 when nothing in the WAL
+// read matches, 2 when the question is ambiguous (Candidates lists the
+// relations it matches).
+type PITRError struct {
+	Code       int
+	Msg        string
+	Candidates []string
+}
+
+func (e *PITRError) Error() string { return e.Msg }
+
+// PITREvent is what recovery must stop before (or, for a restore point,
+// after).
+type PITREvent struct {
+	Kind        string // an EventKind, or "commit", "abort", "record", "restore_point" for a target given by hand
+	Relation    string
+	Rel         decode.RelFileLocator
+	HasRel      bool
+	XID         xlog.XID
+	LSN         xlog.LSN // the event's first record
+	CommitLSN   xlog.LSN // the record recovery stops before: the transaction's commit (or abort) record
+	CommitTime  time.Time
+	AsOf        time.Time // for records without a time: the last commit or abort time before
+	TLI         xlog.TimeLineID
+	Rows        uint64
+	Detail      string
+	RestoreName string
+}
+
+// PITRSettings are the recovery settings.
+type PITRSettings struct {
+	LSN       xlog.LSN
+	XID       xlog.XID // 0: none applies
+	Time      time.Time
+	Name      string // a restore point (hand targets only)
+	Inclusive bool
+	TLI       xlog.TimeLineID
+}
+
+// PITRWindow is how far recovery can go.
+type PITRWindow struct {
+	EarliestLSN  xlog.LSN
+	EarliestTime time.Time // the last commit or abort time at or before EarliestLSN
+	// EarliestWhat says what it is: the backup's consistent point, or the
+	// first record read (no backup given).
+	EarliestWhat string
+	LatestCommit []PITRCommit // per timeline, the last commit read
+}
+
+// PITRCommit is a commit record.
+type PITRCommit struct {
+	TLI  xlog.TimeLineID
+	LSN  xlog.LSN
+	Time time.Time
+	XID  xlog.XID
+}
+
+// PITRPlan is pitr's answer.
+type PITRPlan struct {
+	Event    PITREvent
+	Settings PITRSettings
+	// Reachable: nil without a backup; else whether recovery from the
+	// backup with the archive gets to the target; Reasons say why not.
+	Reachable *bool
+	Reasons   []string
+	Missing   []string // segments needed and missing or damaged
+	// WAL needed: from the backup's start segment (or the first read) to
+	// the segment holding the stop record.
+	FirstSegment, LastSegment string
+	Timelines                 []xlog.TimeLineID
+	Window                    PITRWindow
+	// Notes warn about the alternatives (a time target that would stop
+	// elsewhere, an xid target that does not apply).
+	Notes []string
+	// Searched describes the WAL read.
+	Searched string
+}
+
+// PGTime formats t as PostgreSQL accepts it in recovery_target_time, in UTC
+// with the zone: 2026-12-01 15:51:45.058104+00.
+func PGTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000000") + "+00"
+}
+
+// Searched describes the WAL a scan read: its LSN and time range.
+func (s *PITRScan) Searched() string {
+	if s.Records == 0 {
+		return "no records read"
+	}
+	out := fmt.Sprintf("WAL %s to %s", s.First.LSN, s.Last.EndLSN)
+	if ft, lt := s.times(); !ft.IsZero() {
+		out += fmt.Sprintf(", commits %s to %s", PGTime(ft), PGTime(lt))
+	}
+	return out
+}
+
+// LastTime gives both ends of the commit times read.
+func (s *PITRScan) times() (time.Time, time.Time) { return s.FirstTime(), s.LastTime() }
+
+// PlanPITR answers q from what scan read.
+func PlanPITR(scan *PITRScan, q PITRQuery) (*PITRPlan, error) {
+	plan := &PITRPlan{Searched: scan.Searched()}
+	var err error
+	if q.Target != nil {
+		err = plan.handTarget(scan, q.Target)
+	} else if q.Rel != nil {
+		err = plan.findEvent(scan, q)
+	} else {
+		return nil, errors.New("pitr: no relation and no target")
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan.window(scan, q)
+	if q.Backup != nil {
+		plan.checkBackup(scan, q)
+	} else {
+		plan.neededNoBackup(scan, q)
+	}
+	return plan, nil
+}
+
+// asOf is the last commit or abort time at or before lsn.
+func (s *PITRScan) asOf(lsn xlog.LSN) time.Time {
+	i := sort.Search(len(s.Ends), func(i int) bool { return s.Ends[i].LSN > lsn })
+	if i == 0 {
+		return time.Time{}
+	}
+	return s.Ends[i-1].Time
+}
+
+// timeStop is where recovery_target_time t stops, with inclusive false: the
+// first commit or abort at or after from whose time is at or after t.
+func (s *PITRScan) timeStop(t time.Time, from xlog.LSN) (XactEnd, bool) {
+	for _, e := range s.Ends {
+		if e.LSN >= from && !e.Time.Before(t) {
+			return e, true
+		}
+	}
+	return XactEnd{}, false
+}
+
+func (p *PITRPlan) findEvent(scan *PITRScan, q PITRQuery) error {
+	kinds := q.Kinds
+	if len(kinds) == 0 {
+		kinds = PITRKinds
+	}
+	want := map[EventKind]bool{}
+	var kindNames []string
+	for _, k := range kinds {
+		want[k] = true
+		kindNames = append(kindNames, string(k))
+	}
+	spec := *q.Rel
+	name := func(ev *Event) string { return scan.Events.EventName(q.Namer, ev) }
+	// the chain of files of an event's relation: its file, the one it
+	// replaced, and back
+	files := func(ev *Event) []decode.RelFileLocator {
+		out := []decode.RelFileLocator{ev.Rel}
+		r := ev.Rel
+		if ev.Replaced.RelNumber != 0 {
+			out = append(out, ev.Replaced)
+			r = ev.Replaced
+		}
+		for i := 0; i < 64; i++ {
+			o, ok := scan.Events.Renamed()[r]
+			if !ok {
+				break
+			}
+			out = append(out, o)
+			r = o
+		}
+		return out
+	}
+	matches := func(ev *Event) bool {
+		if !ev.HasRel || ev.Rel.RelNumber == 0 {
+			return false
+		}
+		if spec.Name != "" {
+			if spec.DBOID != 0 && ev.Rel.DBOID != spec.DBOID {
+				return false
+			}
+			return nameMatches(name(ev), spec.Name)
+		}
+		for _, f := range files(ev) {
+			if spec.fileMatches(f) {
+				return true
+			}
+		}
+		return false
+	}
+	// a name may match several relations (schemas, databases)
+	if spec.Name != "" {
+		cands := map[string]bool{}
+		for r := range scan.Touched {
+			if spec.DBOID != 0 && r.DBOID != spec.DBOID {
+				continue
+			}
+			if n := nameOf(q.Namer, r); nameMatches(n, spec.Name) {
+				cands[fmt.Sprintf("%s (database %d)", n, r.DBOID)] = true
+			}
+		}
+		for i := range scan.List {
+			ev := &scan.List[i]
+			if matches(ev) {
+				cands[fmt.Sprintf("%s (database %d)", name(ev), ev.Rel.DBOID)] = true
+			}
+		}
+		if len(cands) > 1 {
+			var list []string
+			for c := range cands {
+				list = append(list, c)
+			}
+			sort.Strings(list)
+			return &PITRError{Code: 2, Candidates: list,
+				Msg: fmt.Sprintf("relation %q matches %d relations: %s (give schema.name, --database OID or T/D/R)", spec.Name, len(list), strings.Join(list, ", "))}
+		}
+	}
+	touched := false
+	for r := range scan.Touched {
+		if spec.Name != "" {
+			if (spec.DBOID == 0 || r.DBOID == spec.DBOID) && nameMatches(nameOf(q.Namer, r), spec.Name) {
+				touched = true
+				break
+			}
+		} else if spec.fileMatches(r) {
+			touched = true
+			break
+		}
+	}
+	skipped := 0
+	for i := range scan.List {
+		ev := &scan.List[i]
+		if !want[ev.Kind] || !matches(ev) {
+			continue
+		}
+		touched = true
+		if ev.Outcome != OutcomeCommit {
+			// an aborted one changed nothing; smgr TRUNCATE (VACUUM) and
+			// transactions whose end is not in the WAL have no commit
+			skipped++
+			continue
+		}
+		p.Event = PITREvent{Kind: string(ev.Kind), Relation: name(ev), Rel: ev.Rel, HasRel: true, XID: ev.XID,
+			LSN: ev.FirstLSN, CommitLSN: ev.LSN, CommitTime: ev.Time, AsOf: ev.AsOf, TLI: ev.TLI, Rows: ev.Rows, Detail: ev.Detail}
+		p.Settings = PITRSettings{LSN: ev.LSN, XID: ev.XID, Time: ev.Time, TLI: ev.TLI}
+		// recovery_target_time stops at the first commit or abort whose
+		// time is at or after it: commit times are not in WAL order
+		if e, ok := scan.timeStop(ev.Time, 0); ok && e.LSN < ev.LSN {
+			p.Notes = append(p.Notes, fmt.Sprintf("recovery_target_time would stop earlier, before the %s of xid %d at %s (time %s): commit times are not in WAL order",
+				endWord(e.Commit), e.XID, e.LSN, PGTime(e.Time)))
+		}
+		return nil
+	}
+	what := strings.Join(kindNames, "/")
+	if !touched {
+		return &PITRError{Code: 1, Msg: fmt.Sprintf("relation %s: the WAL read never touches it (searched %s)", spec, p.Searched)}
+	}
+	msg := fmt.Sprintf("no committed %s event of relation %s (searched %s", what, spec, p.Searched)
+	if skipped > 0 {
+		msg += fmt.Sprintf("; %d aborted or uncommitted one(s) skipped", skipped)
+	}
+	return &PITRError{Code: 1, Msg: msg + ")"}
+}
+
+func nameOf(n RelNamer, r decode.RelFileLocator) string {
+	if n == nil {
+		return ""
+	}
+	return n.Name(r)
+}
+
+func endWord(commit bool) string {
+	if commit {
+		return "commit"
+	}
+	return "abort"
+}
+
+func (p *PITRPlan) handTarget(scan *PITRScan, t *Target) error {
+	switch t.Kind {
+	case "lsn":
+		p.Settings = PITRSettings{LSN: t.LSN}
+		if scan.AtTarget == nil {
+			return &PITRError{Code: 1, Msg: fmt.Sprintf("no record at or after %s in the WAL read (searched %s)", t.LSN, p.Searched)}
+		}
+		a := scan.AtTarget
+		p.Event = PITREvent{Kind: "record", LSN: a.LSN, CommitLSN: a.LSN, AsOf: scan.asOf(a.LSN), TLI: a.TLI,
+			Detail: "the first record at or after the target LSN"}
+		p.Settings.TLI = a.TLI
+		return nil
+	case "xid":
+		for _, e := range scan.Ends {
+			if e.XID == t.XID {
+				p.Event = PITREvent{Kind: endWord(e.Commit), XID: e.XID, LSN: e.LSN, CommitLSN: e.LSN, CommitTime: e.Time, AsOf: e.Time, TLI: e.TLI,
+					Detail: "the " + endWord(e.Commit) + " record of the target xid"}
+				p.Settings = PITRSettings{LSN: e.LSN, XID: e.XID, Time: e.Time, TLI: e.TLI}
+				return nil
+			}
+		}
+		return &PITRError{Code: 1, Msg: fmt.Sprintf("no commit or abort of xid %d in the WAL read (searched %s)", t.XID, p.Searched)}
+	case "time":
+		e, ok := scan.timeStop(t.Time, 0)
+		if !ok {
+			return &PITRError{Code: 1, Msg: fmt.Sprintf("no commit or abort at or after %s in the WAL read (searched %s)", PGTime(t.Time), p.Searched)}
+		}
+		p.Event = PITREvent{Kind: endWord(e.Commit), XID: e.XID, LSN: e.LSN, CommitLSN: e.LSN, CommitTime: e.Time, AsOf: e.Time, TLI: e.TLI,
+			Detail: "the first commit or abort at or after the target time"}
+		p.Settings = PITRSettings{LSN: e.LSN, XID: e.XID, Time: t.Time, TLI: e.TLI}
+		return nil
+	case "name":
+		for i := range scan.List {
+			ev := &scan.List[i]
+			if ev.Kind == EventRestorePoint && ev.RestorePoint == t.Name {
+				// recovery stops after the restore point record: the
+				// record after it is the first not replayed
+				p.Event = PITREvent{Kind: "restore_point", LSN: ev.LSN, CommitLSN: ev.LSN, CommitTime: ev.Time, AsOf: ev.Time, TLI: ev.TLI,
+					RestoreName: t.Name, Detail: ev.Detail}
+				p.Settings = PITRSettings{LSN: ev.LSN, Name: t.Name, Time: ev.Time, TLI: ev.TLI, Inclusive: true}
+				return nil
+			}
+		}
+		return &PITRError{Code: 1, Msg: fmt.Sprintf("no restore point %s in the WAL read (searched %s)", quoteGID(t.Name), p.Searched)}
+	}
+	return fmt.Errorf("pitr: unknown target kind %q", t.Kind)
+}
+
+// segName is the file name of the segment holding lsn on timeline tli.
+func segName(tli xlog.TimeLineID, segno uint64, segSize uint32) string {
+	per := uint64(0x100000000) / uint64(segSize)
+	return fmt.Sprintf("%08X%08X%08X", uint32(tli), uint32(segno/per), uint32(segno%per))
+}
+
+// timelineOf is the timeline recovery to target reads segment segno from:
+// the newest timeline of the plan that began at or before the segment
+// (XLogFileReadAnyTLI).
+func timelineOf(plan []xlog.Timeline, segno uint64, segSize uint32) xlog.TimeLineID {
+	for i := len(plan) - 1; i >= 0; i-- {
+		if uint64(plan[i].Begin)/uint64(segSize) <= segno {
+			return plan[i].TLI
+		}
+	}
+	return plan[0].TLI
+}
+
+func (p *PITRPlan) timelinePlan(q PITRQuery) []xlog.Timeline {
+	var hist []xlog.HistoryEntry
+	if q.Histories != nil {
+		hist = q.Histories(p.Settings.TLI)
+	}
+	return xlog.TimelinePlan(p.Settings.TLI, hist)
+}
+
+// stopLSN is the record recovery stops before (or, for a restore point,
+// after: the record must be read).
+func (p *PITRPlan) stopLSN() xlog.LSN { return p.Event.CommitLSN }
+
+func (p *PITRPlan) needed(scan *PITRScan, q PITRQuery, from xlog.LSN) {
+	plan := p.timelinePlan(q)
+	ss := scan.SegSize
+	if ss == 0 {
+		return
+	}
+	first, last := uint64(from)/uint64(ss), uint64(p.stopLSN())/uint64(ss)
+	tls := map[xlog.TimeLineID]bool{}
+	for seg := first; seg <= last; seg++ {
+		tli := timelineOf(plan, seg, ss)
+		name := segName(tli, seg, ss)
+		if seg == first {
+			p.FirstSegment = name
+		}
+		if seg == last {
+			p.LastSegment = name
+		}
+		if !tls[tli] {
+			tls[tli] = true
+			p.Timelines = append(p.Timelines, tli)
+		}
+		if !scan.Segments[name] {
+			p.addMissing(name)
+		}
+	}
+	for _, pr := range scan.Problems {
+		if pr.LSN >= xlog.LSN(first*uint64(ss)) && pr.LSN <= p.stopLSN() && pr.File != "" {
+			p.addMissing(pr.File)
+			p.Reasons = append(p.Reasons, fmt.Sprintf("%s at %s in %s: %s", pr.Class, pr.LSNStr, pr.File, pr.Message))
+		}
+	}
+	sort.Strings(p.Missing)
+}
+
+func (p *PITRPlan) addMissing(name string) {
+	for _, m := range p.Missing {
+		if m == name {
+			return
+		}
+	}
+	p.Missing = append(p.Missing, name)
+}
+
+func (p *PITRPlan) neededNoBackup(scan *PITRScan, q PITRQuery) {
+	from := scan.First.LSN
+	if from == 0 || from > p.stopLSN() {
+		from = p.stopLSN()
+	}
+	p.needed(scan, q, from)
+}
+
+func (p *PITRPlan) window(scan *PITRScan, q PITRQuery) {
+	p.Window.EarliestLSN, p.Window.EarliestWhat = scan.First.LSN, "the first record read (no --backup given)"
+	p.Window.EarliestTime = scan.asOf(scan.First.LSN)
+	last := map[xlog.TimeLineID]PITRCommit{}
+	for _, e := range scan.Ends {
+		if e.Commit {
+			last[e.TLI] = PITRCommit{TLI: e.TLI, LSN: e.LSN, Time: e.Time, XID: e.XID}
+		}
+	}
+	for _, c := range last {
+		p.Window.LatestCommit = append(p.Window.LatestCommit, c)
+	}
+	sort.Slice(p.Window.LatestCommit, func(i, j int) bool { return p.Window.LatestCommit[i].TLI < p.Window.LatestCommit[j].TLI })
+}
+
+// checkBackup decides whether recovery from the backup gets to the target.
+func (p *PITRPlan) checkBackup(scan *PITRScan, q PITRQuery) {
+	b := q.Backup
+	no := false
+	p.Reachable = &no
+	// the consistent point: the end of the BACKUP_END record naming the
+	// backup's start (STOP WAL LOCATION in a .backup file)
+	consistent := b.StopLSN
+	var endRec *BackupEndRecord
+	for i := range scan.BackupEnds {
+		if scan.BackupEnds[i].Start == b.StartLSN {
+			endRec = &scan.BackupEnds[i]
+			break
+		}
+	}
+	if consistent == 0 && endRec != nil {
+		consistent = endRec.EndLSN
+	}
+	if consistent != 0 {
+		p.Window.EarliestLSN, p.Window.EarliestWhat = consistent, "the backup's consistent point (the end of its BACKUP_END record)"
+		p.Window.EarliestTime = scan.asOf(consistent)
+	} else {
+		p.Window.EarliestLSN, p.Window.EarliestWhat = 0, "unknown: no BACKUP_END record of the backup in the WAL read"
+		p.Window.EarliestTime = time.Time{}
+	}
+	p.needed(scan, q, b.StartLSN)
+	stop := p.stopLSN()
+	plan := p.timelinePlan(q)
+	if tl := timelineOf(plan, uint64(b.StartLSN)/uint64(max(scan.SegSize, 1)), max(scan.SegSize, 1)); tl != b.StartTLI {
+		p.Reasons = append(p.Reasons, fmt.Sprintf("the backup started on timeline %d at %s, which is not in the history of the target's timeline %d (it reads timeline %d there)",
+			b.StartTLI, b.StartLSN, p.Settings.TLI, tl))
+	}
+	switch {
+	case stop < b.StartLSN:
+		p.Reasons = append(p.Reasons, fmt.Sprintf("the target (%s) is before the backup's start %s", stop, b.StartLSN))
+	case consistent == 0:
+		if strings.EqualFold(b.From, "standby") {
+			p.Reasons = append(p.Reasons, "a backup taken from a standby has no BACKUP_END record: its consistent point (pg_control's minimum recovery point) is unknown here")
+		} else {
+			p.Reasons = append(p.Reasons, fmt.Sprintf("no BACKUP_END record for the backup started at %s in the WAL read: it never becomes consistent", b.StartLSN))
+		}
+	case stop < consistent:
+		p.Reasons = append(p.Reasons, fmt.Sprintf("the target (recovery stops at %s) is before the backup's consistent point %s: PostgreSQL refuses (\"requested recovery stop point is before consistent recovery point\")",
+			stop, consistent))
+	}
+	if scan.Records > 0 && stop > scan.Last.LSN {
+		p.Reasons = append(p.Reasons, fmt.Sprintf("the target %s is beyond the last record read %s", stop, scan.Last.LSN))
+	}
+	if len(p.Missing) > 0 {
+		p.Reasons = append(p.Reasons, fmt.Sprintf("segment(s) needed and missing or damaged: %s", strings.Join(p.Missing, ", ")))
+	}
+	ok := len(p.Reasons) == 0
+	p.Reachable = &ok
+}

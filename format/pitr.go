@@ -1,0 +1,273 @@
+package format
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/walscope/walscope/analyze"
+)
+
+// PITRJSON is `walscope pitr --format json`.
+type PITRJSON struct {
+	Event     PITREventJSON  `json:"event"`
+	Target    PITRTargetJSON `json:"target"`
+	Reachable *bool          `json:"reachable"`
+	Reasons   []string       `json:"reasons"`
+	Missing   []string       `json:"missing"`
+	WALNeeded PITRWALJSON    `json:"wal_needed"`
+	Window    PITRWindowJSON `json:"window"`
+	Backup    *PITRBackup    `json:"backup"`
+	Notes     []string       `json:"notes"`
+	Searched  string         `json:"searched"`
+}
+
+// PITREventJSON is the event recovery stops before.
+type PITREventJSON struct {
+	Kind        string  `json:"kind"`
+	Relation    *string `json:"relation"`
+	Relfilenode *uint32 `json:"relfilenode"`
+	Locator     *string `json:"locator"` // T/D/R
+	XID         *uint32 `json:"xid"`
+	LSN         string  `json:"lsn"`        // the event's first record
+	CommitLSN   string  `json:"commit_lsn"` // the record recovery stops before
+	CommitTime  *string `json:"commit_time"`
+	AsOf        *string `json:"as_of"` // the last commit time at or before it
+	Timeline    uint32  `json:"timeline"`
+	Rows        *uint64 `json:"rows"`
+	Detail      string  `json:"detail"`
+}
+
+// PITRTargetJSON are the settings, as postgresql.conf takes them (strings
+// but inclusive).
+type PITRTargetJSON struct {
+	LSN       string  `json:"recovery_target_lsn"`
+	XID       *string `json:"recovery_target_xid"`
+	Time      *string `json:"recovery_target_time"`
+	Name      *string `json:"recovery_target_name,omitempty"`
+	Inclusive bool    `json:"recovery_target_inclusive"`
+	Timeline  string  `json:"recovery_target_timeline"`
+	Chosen    string  `json:"chosen"` // the one the text prints uncommented: lsn, xid, time or name
+}
+
+// PITRWALJSON is the WAL recovery needs.
+type PITRWALJSON struct {
+	First     *string  `json:"first"`
+	Last      *string  `json:"last"`
+	Timelines []uint32 `json:"timelines"`
+}
+
+// PITRPointJSON is a point in the WAL.
+type PITRPointJSON struct {
+	LSN      *string `json:"lsn"`
+	Time     *string `json:"time"`
+	Timeline uint32  `json:"timeline,omitempty"`
+	XID      uint32  `json:"xid,omitempty"`
+	What     string  `json:"what,omitempty"`
+}
+
+// PITRWindowJSON is how far recovery can go.
+type PITRWindowJSON struct {
+	Earliest PITRPointJSON `json:"earliest"`
+	// LatestCommit is the last commit on the target's timeline (or the
+	// last timeline read); LatestCommitByTimeline every timeline's.
+	LatestCommit           *PITRPointJSON  `json:"latest_commit"`
+	LatestCommitByTimeline []PITRPointJSON `json:"latest_commit_by_timeline"`
+}
+
+// PITRBackup is the backup checked.
+type PITRBackup struct {
+	Path          string  `json:"path"`
+	StartLSN      string  `json:"start_lsn"`
+	CheckpointLSN string  `json:"checkpoint_lsn"`
+	StartTimeline uint32  `json:"start_timeline"`
+	StopLSN       *string `json:"stop_lsn"`
+	Label         string  `json:"label"`
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// PITRToJSON makes the JSON of a plan; chosen is lsn, xid, time or name.
+func PITRToJSON(p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) PITRJSON {
+	e := &p.Event
+	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched}
+	if j.Reasons == nil {
+		j.Reasons = []string{}
+	}
+	if j.Missing == nil {
+		j.Missing = []string{}
+	}
+	if j.Notes == nil {
+		j.Notes = []string{}
+	}
+	j.Event = PITREventJSON{Kind: e.Kind, Relation: strp(e.Relation), LSN: e.LSN.String(), CommitLSN: e.CommitLSN.String(),
+		CommitTime: strp(analyze.PGTime(e.CommitTime)), AsOf: strp(analyze.PGTime(e.AsOf)), Timeline: uint32(e.TLI), Detail: e.Detail}
+	if e.HasRel {
+		n := e.Rel.RelNumber
+		j.Event.Relfilenode = &n
+		j.Event.Locator = strp(fmt.Sprintf("%d/%d/%d", e.Rel.SpcOID, e.Rel.DBOID, e.Rel.RelNumber))
+	}
+	if e.XID != 0 {
+		x := uint32(e.XID)
+		j.Event.XID = &x
+	}
+	if e.Rows != 0 {
+		r := e.Rows
+		j.Event.Rows = &r
+	}
+	s := &p.Settings
+	j.Target = PITRTargetJSON{LSN: s.LSN.String(), Time: strp(analyze.PGTime(s.Time)), Name: strp(s.Name), Inclusive: s.Inclusive,
+		Timeline: strconv.FormatUint(uint64(s.TLI), 10), Chosen: chosen}
+	if s.XID != 0 {
+		j.Target.XID = strp(strconv.FormatUint(uint64(s.XID), 10))
+	}
+	j.WALNeeded = PITRWALJSON{First: strp(p.FirstSegment), Last: strp(p.LastSegment), Timelines: []uint32{}}
+	for _, t := range p.Timelines {
+		j.WALNeeded.Timelines = append(j.WALNeeded.Timelines, uint32(t))
+	}
+	w := &p.Window
+	j.Window.Earliest = PITRPointJSON{Time: strp(analyze.PGTime(w.EarliestTime)), What: w.EarliestWhat}
+	if w.EarliestLSN != 0 {
+		j.Window.Earliest.LSN = strp(w.EarliestLSN.String())
+	}
+	j.Window.LatestCommitByTimeline = []PITRPointJSON{}
+	for _, c := range w.LatestCommit {
+		pt := PITRPointJSON{LSN: strp(c.LSN.String()), Time: strp(analyze.PGTime(c.Time)), Timeline: uint32(c.TLI), XID: uint32(c.XID)}
+		j.Window.LatestCommitByTimeline = append(j.Window.LatestCommitByTimeline, pt)
+		if c.TLI == s.TLI || j.Window.LatestCommit == nil || c.TLI < s.TLI {
+			cp := pt
+			j.Window.LatestCommit = &cp
+		}
+	}
+	if b != nil {
+		j.Backup = &PITRBackup{Path: b.Path, StartLSN: b.StartLSN.String(), CheckpointLSN: b.CheckpointLSN.String(),
+			StartTimeline: uint32(b.StartTLI), Label: b.Label}
+		if b.StopLSN != 0 {
+			j.Backup.StopLSN = strp(b.StopLSN.String())
+		}
+	}
+	return j
+}
+
+// WritePITRJSON writes the plan as JSON.
+func WritePITRJSON(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(PITRToJSON(p, b, chosen))
+}
+
+// WritePITRText writes the plan as postgresql.conf lines ready to paste:
+// one comment line naming the event, the chosen target, inclusive and
+// timeline; the other targets and the backup check as comment lines.
+func WritePITRText(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) error {
+	var sb strings.Builder
+	e, s := &p.Event, &p.Settings
+	// the comment line
+	what := e.Kind
+	if e.Kind == "record" {
+		what = "the first record at or after the target"
+	}
+	if e.Relation != "" {
+		what += " of " + e.Relation
+	} else if e.HasRel {
+		what += fmt.Sprintf(" of %d/%d/%d", e.Rel.SpcOID, e.Rel.DBOID, e.Rel.RelNumber)
+	}
+	if e.RestoreName != "" {
+		what += " '" + e.RestoreName + "'"
+	}
+	if e.XID != 0 {
+		what += fmt.Sprintf(", xid %d", e.XID)
+	}
+	switch {
+	case e.Kind == "record" || e.Kind == "restore_point":
+		what += fmt.Sprintf(", record at %s", e.CommitLSN)
+	case e.Kind == "abort":
+		what += fmt.Sprintf(", abort at %s", e.CommitLSN)
+	default:
+		what += fmt.Sprintf(", commit at %s", e.CommitLSN)
+	}
+	if !e.CommitTime.IsZero() {
+		what += " " + analyze.PGTime(e.CommitTime)
+	} else if !e.AsOf.IsZero() {
+		what += " (after " + analyze.PGTime(e.AsOf) + ")"
+	}
+	what += fmt.Sprintf(", timeline %d", e.TLI)
+	if e.Rows != 0 {
+		what += fmt.Sprintf(", %d rows", e.Rows)
+	}
+	fmt.Fprintf(&sb, "# %s\n", what)
+	lines := map[string]string{
+		"lsn": fmt.Sprintf("recovery_target_lsn = '%s'", s.LSN),
+	}
+	if s.XID != 0 {
+		lines["xid"] = fmt.Sprintf("recovery_target_xid = '%d'", s.XID)
+	}
+	if !s.Time.IsZero() && s.Name == "" {
+		lines["time"] = fmt.Sprintf("recovery_target_time = '%s'", analyze.PGTime(s.Time))
+	}
+	if s.Name != "" {
+		lines["name"] = fmt.Sprintf("recovery_target_name = '%s'", strings.ReplaceAll(s.Name, "'", "''"))
+	}
+	main := lines[chosen]
+	if main == "" {
+		main = lines["lsn"]
+		chosen = "lsn"
+	}
+	sb.WriteString(main + "\n")
+	if chosen != "name" {
+		fmt.Fprintf(&sb, "recovery_target_inclusive = %t\n", s.Inclusive)
+	}
+	fmt.Fprintf(&sb, "recovery_target_timeline = '%d'\n", s.TLI)
+	if chosen != "name" {
+		for _, k := range []string{"lsn", "xid", "time"} {
+			if k != chosen && lines[k] != "" {
+				fmt.Fprintf(&sb, "# or: %s\n", lines[k])
+			}
+		}
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&sb, "# note: %s\n", n)
+	}
+	if b != nil {
+		fmt.Fprintf(&sb, "# backup %s: start %s (timeline %d), checkpoint %s\n", b.Path, b.StartLSN, b.StartTLI, b.CheckpointLSN)
+	}
+	if p.Reachable != nil {
+		if *p.Reachable {
+			sb.WriteString("# reachable: yes\n")
+		} else {
+			sb.WriteString("# reachable: NO\n")
+			for _, r := range p.Reasons {
+				fmt.Fprintf(&sb, "#   %s\n", r)
+			}
+		}
+	}
+	if p.FirstSegment != "" {
+		var tls []string
+		for _, t := range p.Timelines {
+			tls = append(tls, strconv.Itoa(int(t)))
+		}
+		fmt.Fprintf(&sb, "# WAL needed: %s to %s (timeline %s)\n", p.FirstSegment, p.LastSegment, strings.Join(tls, ", "))
+	}
+	if len(p.Missing) > 0 {
+		fmt.Fprintf(&sb, "# missing or damaged: %s\n", strings.Join(p.Missing, " "))
+	}
+	if p.Window.EarliestLSN != 0 {
+		t := ""
+		if !p.Window.EarliestTime.IsZero() {
+			t = " (after " + analyze.PGTime(p.Window.EarliestTime) + ")"
+		}
+		fmt.Fprintf(&sb, "# earliest: %s%s, %s\n", p.Window.EarliestLSN, t, p.Window.EarliestWhat)
+	}
+	for _, c := range p.Window.LatestCommit {
+		fmt.Fprintf(&sb, "# latest commit on timeline %d: %s %s (xid %d)\n", c.TLI, c.LSN, analyze.PGTime(c.Time), c.XID)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
