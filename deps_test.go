@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "analyze", "format", "report", "export"},
 	"internal/testwal":     {},
 	"internal/archivetest": {},
+	"internal/restoretest": {},
 }
 
 // mayLinkArrow lists the packages of the module that may link
