@@ -251,13 +251,7 @@ func eventsAction(c *cli.Context) error {
 		}
 	}
 	stdout.Flush()
-	if res.Err == nil {
-		return endOfRun(stderr, res.End, io.EOF, in.pgMode, quiet)
-	}
-	if _, ok := res.Err.(*exitError); ok {
-		return res.Err
-	}
-	return endOfRun(stderr, res.End, res.Err, in.pgMode, quiet)
+	return streamEnd(stderr, res, in.pgMode, quiet)
 }
 
 // readEvents reads the stream into an analyze.Events on the parallel

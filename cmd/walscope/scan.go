@@ -113,13 +113,19 @@ func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
 		}
 	}
 	stdout.Flush()
+	return streamEnd(stderr, res, in.pgMode, quiet)
+}
+
+// streamEnd turns how a reading on the engine ended into the run's
+// outcome, as endOfRun does for a reader's final error.
+func streamEnd(stderr io.Writer, res stream.Result, pgMode, quiet bool) error {
 	if res.Err == nil {
-		return endOfRun(stderr, res.End, io.EOF, in.pgMode, quiet)
+		return endOfRun(stderr, res.End, io.EOF, pgMode, quiet)
 	}
 	if _, ok := res.Err.(*exitError); ok {
 		return res.Err
 	}
-	return endOfRun(stderr, res.End, res.Err, in.pgMode, quiet)
+	return endOfRun(stderr, res.End, res.Err, pgMode, quiet)
 }
 
 // reportSkip says, as pg_waldump does, that the start was not a record start
