@@ -319,6 +319,15 @@ type BackupLabel struct {
 	StartTime     string
 	StopTime      string
 	Label         string
+	// Tool is the backup tool whose repository the backup was read from
+	// (pgBackRest, Barman), "" for a backup_label or .backup file.
+	Tool        string
+	BackupType  string // pgBackRest: full, diff, incr
+	StopSegment string // the segment of the stop LSN, when the tool names it
+	// StopUpperBound: StopLSN is at or after the consistent point, not it
+	// (Barman's end_xlog): a BACKUP_END record of the backup in the WAL
+	// read gives the consistent point instead.
+	StopUpperBound bool
 }
 
 // ParseBackupLabel reads the text of a backup_label or .backup file.
@@ -401,7 +410,8 @@ func ParseBackupLabel(text string) (*BackupLabel, error) {
 // directory or plain base backup (its backup_label), a backup_label file,
 // a .backup history file from the archive, a pg_basebackup -Ft tar
 // (base.tar, base.tar.gz, .tar.zst, .tar.lz4) holding backup_label, or the
-// directory pg_basebackup -Ft wrote (its base.tar*).
+// directory pg_basebackup -Ft wrote (its base.tar*); or a backup in a
+// pgBackRest or Barman repository (backuptool.go).
 func ReadBackupLabel(path string) (*BackupLabel, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -412,12 +422,15 @@ func ReadBackupLabel(path string) (*BackupLabel, error) {
 		if _, err := os.Stat(lf); err == nil {
 			return ReadBackupLabel(lf)
 		}
+		if b, ok, err := readToolBackup(path); ok {
+			return b, err
+		}
 		for _, n := range []string{"base.tar", "base.tar.gz", "base.tgz", "base.tar.zst", "base.tar.lz4"} {
 			if _, err := os.Stat(filepath.Join(path, n)); err == nil {
 				return ReadBackupLabel(filepath.Join(path, n))
 			}
 		}
-		return nil, fmt.Errorf("%s: no backup_label and no base.tar (is it a base backup?)", path)
+		return nil, fmt.Errorf("%s: no backup_label, no base.tar, no pgBackRest backup.manifest or backup.info, no Barman backup.info (is it a base backup?)", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -997,7 +1010,7 @@ func (p *PITRPlan) checkBackup(scan *PITRScan, q PITRQuery) {
 			break
 		}
 	}
-	if consistent == 0 && endRec != nil {
+	if (consistent == 0 || b.StopUpperBound) && endRec != nil {
 		consistent = endRec.EndLSN
 	}
 	if consistent != 0 {

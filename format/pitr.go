@@ -85,6 +85,12 @@ type PITRBackup struct {
 	StartTimeline uint32  `json:"start_timeline"`
 	StopLSN       *string `json:"stop_lsn"`
 	Label         string  `json:"label"`
+	// Tool: pgBackRest or Barman when the backup was read from their
+	// repository; Type is pgBackRest's full, diff or incr.
+	Tool      string `json:"tool,omitempty"`
+	Type      string `json:"type,omitempty"`
+	StartTime string `json:"start_time,omitempty"`
+	StopTime  string `json:"stop_time,omitempty"`
 }
 
 func strp(s string) *string {
@@ -148,7 +154,10 @@ func PITRToJSON(p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) PITR
 	}
 	if b != nil {
 		j.Backup = &PITRBackup{Path: b.Path, StartLSN: b.StartLSN.String(), CheckpointLSN: b.CheckpointLSN.String(),
-			StartTimeline: uint32(b.StartTLI), Label: b.Label}
+			StartTimeline: uint32(b.StartTLI), Label: b.Label, Tool: b.Tool, Type: b.BackupType}
+		if b.Tool != "" {
+			j.Backup.StartTime, j.Backup.StopTime = b.StartTime, b.StopTime
+		}
 		if b.StopLSN != 0 {
 			j.Backup.StopLSN = strp(b.StopLSN.String())
 		}
@@ -236,7 +245,15 @@ func WritePITRText(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, cho
 		fmt.Fprintf(&sb, "# note: %s\n", n)
 	}
 	if b != nil {
-		fmt.Fprintf(&sb, "# backup %s: start %s (timeline %d), checkpoint %s\n", b.Path, b.StartLSN, b.StartTLI, b.CheckpointLSN)
+		if b.Tool != "" {
+			what := b.Tool
+			if b.BackupType != "" {
+				what += " " + b.BackupType
+			}
+			fmt.Fprintf(&sb, "# backup %s (%s backup %s): start %s (timeline %d), checkpoint %s, stop %s\n", b.Path, what, b.Label, b.StartLSN, b.StartTLI, b.CheckpointLSN, b.StopLSN)
+		} else {
+			fmt.Fprintf(&sb, "# backup %s: start %s (timeline %d), checkpoint %s\n", b.Path, b.StartLSN, b.StartTLI, b.CheckpointLSN)
+		}
 	}
 	if p.Reachable != nil {
 		if *p.Reachable {

@@ -29,7 +29,7 @@ func pitrCommand() *cli.Command {
 		&cli.StringFlag{Name: "target-xid", Usage: "check recovery_target_xid `XID`"},
 		&cli.StringFlag{Name: "target-time", Usage: "check recovery_target_time `TIME` (RFC 3339, or 'YYYY-MM-DD HH:MM:SS+ZZ')"},
 		&cli.StringFlag{Name: "target-name", Usage: "check recovery_target_name `NAME` (a restore point)"},
-		&cli.StringFlag{Name: "backup", Usage: "check that recovery from the base backup at `PATH` (data directory, backup_label, base.tar[.gz|.zst|.lz4], or a .backup file) reaches the target"},
+		&cli.StringFlag{Name: "backup", Usage: "check that recovery from the base backup at `PATH` (data directory, backup_label, base.tar[.gz|.zst|.lz4], a .backup file, a pgBackRest backup, stanza or repository, a Barman backup or server directory) reaches the target"},
 		&cli.Uint64Flag{Name: "min-rows", Value: 1000, Usage: "deletes and updates of at least `N` rows per transaction and relation are events"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 		&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ of the cluster (WAL does not record it)"},
