@@ -162,42 +162,16 @@ func (f *eventFilter) match(ev *format.NamedEvent) bool {
 	return true
 }
 
-// eventNamers are the relation namers of the events, in the order asked:
-// --catalog first, then the names the WAL itself carries (learnt by
-// walNamesPass, one reader in WAL order, while the events are read in
-// parallel); wait waits for the WAL names.
-func eventNamers(c *cli.Context, in *input) (namer analyze.RelNamer, walNames func() *analyze.WALNames, wait func() error, err error) {
+// eventNamers starts learning the names the WAL carries (beside the
+// events' own reading) and loads --catalog: relations are named by the
+// catalog first, then by the WAL.
+func eventNamers(c *cli.Context, in *input) (analyze.Catalog, *analyze.NamesReading, error) {
 	cat, err := loadCatalog(c)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	var names *analyze.WALNames
-	var namesErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		names, namesErr = walNamesPass(in, c.Int("blcksz"))
-	}()
-	wait = func() error {
-		<-done
-		return namesErr
-	}
-	var first analyze.FirstName
-	if cat != nil {
-		first = append(first, cat)
-	}
-	return namerFunc(func(r decode.RelFileLocator) string {
-		if names != nil {
-			return append(first, names).Name(r)
-		}
-		return first.Name(r)
-	}), func() *analyze.WALNames { return names }, wait, nil
+	return cat, analyze.StartNames(in.src, in.opts, c.Int("blcksz")), nil
 }
-
-// namerFunc is a function as an analyze.RelNamer.
-type namerFunc func(decode.RelFileLocator) string
-
-func (f namerFunc) Name(r decode.RelFileLocator) string { return f(r) }
 
 func eventsAction(c *cli.Context) error {
 	outFormat := c.String("format")
@@ -212,11 +186,11 @@ func eventsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	namer, walNames, waitNames, err := eventNamers(c, in)
+	cat, names, err := eventNamers(c, in)
 	if err != nil {
 		return err
 	}
-	defer waitNames()
+	defer names.Wait()
 	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	defer stdout.Flush()
 	stderr := c.App.ErrWriter
@@ -226,13 +200,15 @@ func eventsAction(c *cli.Context) error {
 		return err
 	}
 	if !quiet {
-		if err := waitNames(); err != nil {
-			return err
+		w, err := names.Wait()
+		if err != nil {
+			return readerSetupError(err)
 		}
+		namer := analyze.FirstName{cat, w}
 		all := ev.Finish()
 		var out []format.NamedEvent
 		for i := range all {
-			analyze.NameSchemas(walNames(), &all[i])
+			analyze.NameSchemas(w, &all[i])
 			ne := format.NamedEvent{Event: all[i], Name: ev.EventName(namer, &all[i])}
 			if filter.match(&ne) {
 				out = append(out, ne)

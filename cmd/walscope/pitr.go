@@ -152,14 +152,13 @@ func pitrAction(c *cli.Context) error {
 			return h
 		}
 	}
-	var waitNames func() error
+	var cat analyze.Catalog
+	var names *analyze.NamesReading
 	if q.Rel != nil {
-		namer, _, wait, err := eventNamers(c, in)
-		if err != nil {
+		if cat, names, err = eventNamers(c, in); err != nil {
 			return err
 		}
-		q.Namer, waitNames = namer, wait
-		defer wait()
+		defer names.Wait()
 	}
 	scanCfg.Events = analyze.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}
 	scanCfg.BlockSize, scanCfg.Workers, scanCfg.SpanBytes = c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes"))
@@ -167,10 +166,12 @@ func pitrAction(c *cli.Context) error {
 	if err != nil {
 		return readerSetupError(err)
 	}
-	if waitNames != nil {
-		if err := waitNames(); err != nil {
-			return err
+	if names != nil {
+		w, err := names.Wait()
+		if err != nil {
+			return readerSetupError(err)
 		}
+		q.Namer = analyze.FirstName{cat, w}
 	}
 	plan, err := analyze.PlanPITR(scan, q)
 	if err != nil {

@@ -122,22 +122,14 @@ func breakdownAction(c *cli.Context, by string) error {
 	}
 	// The names the WAL carries, read by a reader of its own beside the
 	// spans (analyze.WALNames needs the records in order).
-	var names *analyze.WALNames
-	var namesErr error
-	namesDone := make(chan struct{})
+	var names *analyze.NamesReading
 	if by == "relation" {
 		in, err := resolveInput(c)
 		if err != nil {
 			return err
 		}
-		blcksz := c.Int("blcksz")
-		go func() {
-			defer close(namesDone)
-			names, namesErr = walNamesPass(in, blcksz)
-		}()
-		defer func() { <-namesDone }()
-	} else {
-		close(namesDone)
+		names = analyze.StartNames(in.src, in.opts, c.Int("blcksz"))
+		defer names.Wait()
 	}
 	b := analyze.NewBreakdown(bucket, redo, start, end)
 	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
@@ -175,11 +167,12 @@ func breakdownAction(c *cli.Context, by string) error {
 			var t *format.Table
 			switch by {
 			case "relation":
-				if <-namesDone; namesErr != nil {
-					return namesErr
+				w, err := names.Wait()
+				if err != nil {
+					return readerSetupError(err)
 				}
 				// the catalog first, then the names the WAL carries
-				t = format.RelationTable(b, analyze.FirstName{cat, names}, top)
+				t = format.RelationTable(b, analyze.FirstName{cat, w}, top)
 			case "checkpoint":
 				t = format.CheckpointTable(b)
 			case "time":
@@ -201,37 +194,4 @@ type breakdownSink struct{ b *analyze.Breakdown }
 func (s breakdownSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.b.Add(d)
 	return nil
-}
-
-// walNamesPass learns the relation names the WAL carries (pg_class and
-// pg_namespace tuples, the relation mapper's records): one reader, in WAL
-// order, as analyze.WALNames needs (a pg_class update is rebuilt from the
-// tuple an earlier record or image showed).
-//
-// The command's own reading checks every record: this one checks the CRC
-// only of the records it learns from, and decodes no other.
-func walNamesPass(in *input, blcksz int) (*analyze.WALNames, error) {
-	opts := in.opts
-	opts.SkipCRC = true
-	parts, _, _, err := passSpans(in.src, opts, blcksz, 1, 0, func(w **analyze.WALNames, rec *xlog.Record, dec *decode.Decoder) error {
-		if !analyze.NamesFrom(rec.Header.Rmid) {
-			return nil
-		}
-		if xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
-			return errPassStop // damaged here: the command's reading ends here too
-		}
-		d, err := dec.Decode(rec)
-		if err != nil {
-			return err // the command's own reading reports it
-		}
-		if *w == nil {
-			*w = analyze.NewWALNames(decode.NewDecoder(dec.BlockSize))
-		}
-		(*w).Add(d)
-		return nil
-	})
-	if err != nil || len(parts) == 0 {
-		return nil, err
-	}
-	return parts[0], nil
 }
