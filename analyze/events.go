@@ -212,19 +212,12 @@ func (e *Events) NewPart() *Events {
 // VACUUM FULL of pg_namespace would give it another).
 const namespaceRelNumber = 2615
 
-// xlog and database info values (src/include/catalog/pg_control.h,
-// src/include/commands/dbcommands_xlog.h).
+// Heap info values (src/include/access/heapam_xlog.h).
 const (
-	evXlogSwitch          = 0x40
-	evXlogBackupEnd       = 0x50
-	evXlogParameterChange = 0x60
-	evXlogRestorePoint    = 0x70
-	evXlogFPWChange       = 0x80
-	evHeapOpMask          = 0x70
-	evHeapDelete          = 0x10
-	evHeapUpdate          = 0x20
-	evHeapHotUpdate       = 0x40
-	evSmgrTruncate        = 0x20
+	evHeapOpMask    = 0x70
+	evHeapDelete    = 0x10
+	evHeapUpdate    = 0x20
+	evHeapHotUpdate = 0x40
 )
 
 // Add reads one record.
@@ -236,9 +229,7 @@ func (e *Events) Add(rec *decode.Record) {
 	case xlog.RmgrXLOG:
 		e.addXLOG(rec)
 	case xlog.RmgrStorage:
-		if rec.Header.Info&0xF0 == evSmgrTruncate {
-			e.addSmgrTruncate(rec)
-		}
+		e.addSmgrTruncate(rec)
 	}
 	end, isEnd := rmgr.XactEnd(rec)
 	xid := rec.Header.XID
@@ -760,38 +751,24 @@ func (e *Events) addXLOG(rec *decode.Record) {
 				p.MaxConnections, p.MaxWorkerProcesses, p.MaxWalSenders, p.MaxPreparedXacts, p.MaxLocksPerXact, p.WalLevel, onOff(p.WalLogHints), onOff(p.TrackCommitTimestamp))})
 		return
 	}
-	main := rec.MainData
-	switch rec.Header.Info & 0xF0 {
-	case evXlogRestorePoint:
-		// xl_restore_point: TimestampTz rp_time, char rp_name[MAXFNAMELEN]
-		if len(main) < 8 {
-			return
-		}
-		t := pgTime(int64(binary.LittleEndian.Uint64(main)))
-		name := main[8:]
-		if i := strings.IndexByte(string(name), 0); i >= 0 {
-			name = name[:i]
-		}
+	if name, t, ok := rmgr.RestorePoint(rec); ok {
 		e.setTime(t)
 		e.emit(Event{Kind: EventRestorePoint, FirstLSN: rec.LSN, LSN: rec.LSN, Time: t, AsOf: t, TLI: rec.TLI,
-			RestorePoint: string(name), Detail: "restore point " + quoteGID(string(name))})
-	case evXlogBackupEnd:
-		// the backup's start point (XLogRecPtr)
-		if len(main) < 8 {
-			return
-		}
-		start := xlog.LSN(binary.LittleEndian.Uint64(main))
-		ev := Event{Kind: EventBackupEnd, FirstLSN: start, LSN: rec.LSN, TLI: rec.TLI, BackupStart: start,
-			Detail: "backup started at " + start.String()}
-		e.emit(ev)
-	case evXlogSwitch:
+			RestorePoint: name, Detail: "restore point " + quoteGID(name)})
+		return
+	}
+	if start, ok := rmgr.BackupEnd(rec); ok {
+		e.emit(Event{Kind: EventBackupEnd, FirstLSN: start, LSN: rec.LSN, TLI: rec.TLI, BackupStart: start,
+			Detail: "backup started at " + start.String()})
+		return
+	}
+	if rmgr.IsWALSwitch(rec) {
 		e.emit(Event{Kind: EventWALSwitch, FirstLSN: rec.LSN, LSN: rec.LSN, TLI: rec.TLI, Detail: "switch to a new segment after " + rec.EndLSN.String()})
-	case evXlogFPWChange:
-		if len(main) < 1 {
-			return
-		}
+		return
+	}
+	if on, ok := rmgr.FPWChange(rec); ok {
 		e.emit(Event{Kind: EventParameterChange, FirstLSN: rec.LSN, LSN: rec.LSN, TLI: rec.TLI,
-			Detail: "full_page_writes=" + onOff(main[0] != 0)})
+			Detail: "full_page_writes=" + onOff(on)})
 	}
 }
 
@@ -800,13 +777,10 @@ func (e *Events) addXLOG(rec *decode.Record) {
 // off a table's end, or TRUNCATE of a table created in the same
 // transaction.
 func (e *Events) addSmgrTruncate(rec *decode.Record) {
-	m := rec.MainData
-	if len(m) < 20 {
+	rel, blocks, ok := rmgr.SmgrTruncate(rec)
+	if !ok {
 		return
 	}
-	le := binary.LittleEndian
-	blocks := le.Uint32(m)
-	rel := decode.RelFileLocator{SpcOID: le.Uint32(m[4:]), DBOID: le.Uint32(m[8:]), RelNumber: le.Uint32(m[12:])}
 	xid := rec.Header.XID
 	if t, ok := e.tops[xid]; ok && xid != 0 {
 		xid = t
@@ -852,11 +826,6 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// pgTime converts a TimestampTz (microseconds since 2000-01-01 UTC).
-func pgTime(ts int64) time.Time {
-	return time.Unix(946684800, 0).Add(time.Duration(ts) * time.Microsecond).UTC()
 }
 
 // Merge adds part p, the span of the stream that follows what e holds, and

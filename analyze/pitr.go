@@ -277,9 +277,8 @@ func scanPITRSpan(src xlog.Source, opts xlog.Options, cfg PITRScanConfig, ev *Ev
 			}
 			if end, ok := rmgr.XactEnd(d); ok {
 				p.ends = append(p.ends, XactEnd{LSN: rec.LSN, TLI: rec.TLI, XID: end.XID, Time: end.Time, Commit: end.Commit})
-			} else if rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == evXlogBackupEnd && len(d.MainData) >= 8 {
-				p.backups = append(p.backups, BackupEndRecord{LSN: rec.LSN, EndLSN: rec.EndLSN, TLI: rec.TLI,
-					Start: xlog.LSN(leUint64(d.MainData))})
+			} else if start, ok := rmgr.BackupEnd(d); ok {
+				p.backups = append(p.backups, BackupEndRecord{LSN: rec.LSN, EndLSN: rec.EndLSN, TLI: rec.TLI, Start: start})
 			}
 			continue
 		}
@@ -298,11 +297,6 @@ func scanPITRSpan(src xlog.Source, opts xlog.Options, cfg PITRScanConfig, ev *Ev
 			addErr(rerr)
 		}
 	}
-}
-
-func leUint64(b []byte) uint64 {
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // BackupLabel is what a backup_label or a .backup history file says.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
@@ -325,6 +326,16 @@ type descStructuredResults struct {
 	Rel             decode.RelFileLocator
 	Fork            decode.ForkNumber
 	SmgrOK          bool
+	RestorePoint    string
+	RestorePointAt  time.Time
+	RestorePointOK  bool
+	BackupStart     xlog.LSN
+	BackupEndOK     bool
+	FPW, FPWOK      bool
+	Switch          bool
+	Truncated       decode.RelFileLocator
+	TruncBlocks     uint32
+	TruncateOK      bool
 }
 
 // descStructured runs the structured decoders over rec and checks that each
@@ -337,6 +348,11 @@ func descStructured(t testing.TB, rec *decode.Record, mainLen int) descStructure
 	r.Xact, r.XactOK = XactEnd(rec)
 	r.Heap, r.HeapOK = HeapSummarize(rec)
 	r.Rel, r.Fork, r.SmgrOK = SmgrCreate(rec)
+	r.RestorePoint, r.RestorePointAt, r.RestorePointOK = RestorePoint(rec)
+	r.BackupStart, r.BackupEndOK = BackupEnd(rec)
+	r.FPW, r.FPWOK = FPWChange(rec)
+	r.Switch = IsWALSwitch(rec)
+	r.Truncated, r.TruncBlocks, r.TruncateOK = SmgrTruncate(rec)
 
 	id, op := rec.Header.Rmid, rec.Header.Info&0xF0
 	if r.CheckpointOK && (id != xlog.RmgrXLOG || op != xlogCheckpointShutdown && op != xlogCheckpointOnline) {
@@ -353,6 +369,21 @@ func descStructured(t testing.TB, rec *decode.Record, mainLen int) descStructure
 	}
 	if r.SmgrOK && (id != xlog.RmgrStorage || op != smgrCreate || mainLen < 16) {
 		t.Fatalf("SmgrCreate accepted rmgr %d info %#02x with %d bytes", id, rec.Header.Info, mainLen)
+	}
+	if r.RestorePointOK && (id != xlog.RmgrXLOG || op != xlogRestorePoint || len(r.RestorePoint) > 64 || strings.IndexByte(r.RestorePoint, 0) >= 0) {
+		t.Fatalf("RestorePoint accepted rmgr %d info %#02x, name %q", id, rec.Header.Info, r.RestorePoint)
+	}
+	if r.BackupEndOK && (id != xlog.RmgrXLOG || op != xlogBackupEnd || mainLen < 8) {
+		t.Fatalf("BackupEnd accepted rmgr %d info %#02x with %d bytes", id, rec.Header.Info, mainLen)
+	}
+	if r.FPWOK && (id != xlog.RmgrXLOG || op != xlogFPWChange) {
+		t.Fatalf("FPWChange accepted rmgr %d info %#02x", id, rec.Header.Info)
+	}
+	if r.Switch && (id != xlog.RmgrXLOG || op != xlogSwitch) {
+		t.Fatalf("IsWALSwitch accepted rmgr %d info %#02x", id, rec.Header.Info)
+	}
+	if r.TruncateOK && (id != xlog.RmgrStorage || op != smgrTruncate || mainLen < 20) {
+		t.Fatalf("SmgrTruncate accepted rmgr %d info %#02x with %d bytes", id, rec.Header.Info, mainLen)
 	}
 	if r.XactOK {
 		x := &r.Xact

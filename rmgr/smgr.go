@@ -39,3 +39,16 @@ func SmgrCreate(rec *decode.Record) (rel decode.RelFileLocator, fork decode.Fork
 	fork = decode.ForkNumber(r.i32())
 	return rel, fork, r.ok()
 }
+
+// SmgrTruncate decodes a Storage TRUNCATE record (xl_smgr_truncate:
+// BlockNumber blkno, RelFileLocator, int flags): the relation file cut to
+// blocks blocks.
+func SmgrTruncate(rec *decode.Record) (rel decode.RelFileLocator, blocks uint32, ok bool) {
+	if rec.Header.Rmid != xlog.RmgrStorage || rec.Header.Info&0xF0 != smgrTruncate || len(rec.MainData) < 20 {
+		return rel, 0, false
+	}
+	r := newDataReader(rec.MainData)
+	blocks = r.u32()
+	rel = smgrReadRel(&r)
+	return rel, blocks, r.ok()
+}

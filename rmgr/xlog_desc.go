@@ -1,6 +1,7 @@
 package rmgr
 
 import (
+	"bytes"
 	"encoding/binary"
 	"time"
 
@@ -404,4 +405,44 @@ func xlogTimestampTzTime(ts int64) time.Time {
 		usec += 1_000_000
 	}
 	return time.Unix(sec+postgresEpochUnix, usec*1000).UTC()
+}
+
+// RestorePoint decodes an XLOG RESTORE_POINT record (xl_restore_point:
+// TimestampTz rp_time, char rp_name[MAXFNAMELEN]): the name
+// pg_create_restore_point gave and when.
+func RestorePoint(rec *decode.Record) (name string, t time.Time, ok bool) {
+	data := rec.MainData
+	if !xlogIs(rec) || rec.Header.Info&^xlrInfoMask != xlogRestorePoint || len(data) < 8 {
+		return "", time.Time{}, false
+	}
+	n := data[8:]
+	if len(n) > 64 {
+		n = n[:64]
+	}
+	if i := bytes.IndexByte(n, 0); i >= 0 {
+		n = n[:i]
+	}
+	return string(n), xlogTimestampTzTime(int64(xlogLE64(data, 0))), true
+}
+
+// BackupEnd decodes an XLOG BACKUP_END record: the start point of the backup
+// it ends.
+func BackupEnd(rec *decode.Record) (start xlog.LSN, ok bool) {
+	if !xlogIs(rec) || rec.Header.Info&^xlrInfoMask != xlogBackupEnd || len(rec.MainData) < 8 {
+		return 0, false
+	}
+	return xlog.LSN(xlogLE64(rec.MainData, 0)), true
+}
+
+// FPWChange decodes an XLOG FPW_CHANGE record: full_page_writes' new value.
+func FPWChange(rec *decode.Record) (on, ok bool) {
+	if !xlogIs(rec) || rec.Header.Info&^xlrInfoMask != xlogFPWChange || len(rec.MainData) < 1 {
+		return false, false
+	}
+	return rec.MainData[0] != 0, true
+}
+
+// IsWALSwitch reports an XLOG SWITCH record.
+func IsWALSwitch(rec *decode.Record) bool {
+	return xlogIs(rec) && rec.Header.Info&^xlrInfoMask == xlogSwitch
 }
