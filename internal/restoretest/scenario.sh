@@ -25,27 +25,14 @@
 # xid_NAME (top level), lsn_before_NAME and lsn_after_NAME (around its
 # transaction), commit_time_NAME (pg_xact_commit_timestamp); and timeline. As root the server runs as postgres (su);
 # otherwise as the calling user. Every server started here is stopped on exit.
-set -euo pipefail
-unset TZ
-export LC_ALL=C
 W=${1:?usage: scenario.sh WORK}
 PORT=${PORT:-55431}
 N=${ROWS:-2000}
 BIN=${PGBIN:-/usr/lib/postgresql/15/bin}
-"$BIN/postgres" --version | grep -q 'PostgreSQL) 15\.' || { echo "scenario.sh: $BIN is not PostgreSQL 15" >&2; exit 1; }
-
-mkdir -p "$W/archive" "$W/sock"
-if [ "$(id -u)" = 0 ]; then
-  chown -R postgres "$W"
-  asp() { su postgres -s /bin/bash -c "$1"; }
-  bgsp() { su postgres -s /bin/bash "$@"; }
-else
-  asp() { bash -c "$1"; }
-  bgsp() { bash "$@"; }
-fi
-PGD=$W/data A=$W/archive F=$W/facts.env
-PSQL="$BIN/psql -h $W/sock -p $PORT -U postgres -d postgres -X -qAt -v ON_ERROR_STOP=1"
-log() { echo "[$(date -u +%H:%M:%S.%N | cut -c1-12)] $*" >&2; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+A=$W/archive
+mkdir -p "$A"
+[ "$(id -u)" = 0 ] && chown -R postgres "$W"
 
 NOISE_PID=
 cleanup() {
@@ -58,37 +45,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-sql() { asp "$PSQL" ; }                      # a script on stdin
-val() { asp "$PSQL -c \"$1\""; }             # one value
-fact() { echo "$1=$2" >> "$F"; }
-wait_archived() {
-  local i
-  for i in $(seq 1 200); do
-    ls "$PGD/pg_wal/archive_status" | grep -q '\.ready$' || return 0
-    sleep 0.1
-  done
-  echo "scenario.sh: archiving did not finish" >&2; exit 1
-}
-
 : > "$F"
 fact rows_initial "$N"
 log "initdb"
-asp "$BIN/initdb -D $PGD -A trust -U postgres --wal-segsize=1 >$W/initdb.log 2>&1"
-cat >> "$PGD/postgresql.conf" <<CONF
-port = $PORT
-listen_addresses = ''
-unix_socket_directories = '$W/sock'
-wal_level = replica
-archive_mode = on
-archive_command = 'test ! -f $A/%f && cp %p $A/%f'
-autovacuum = off
-track_commit_timestamp = on
-checkpoint_timeout = 1h
-max_wal_size = 1GB
-fsync = off
-logging_collector = off
-CONF
-asp "$BIN/pg_ctl -D $PGD -l $W/server.log -w start" >/dev/null
+pg_initdb "test ! -f $A/%f && cp %p $A/%f" "track_commit_timestamp = on"
 
 # 1. the tables
 sql <<SQL

@@ -16,18 +16,14 @@
 # WORK/facts.env: rows_tool (the rows of t_tool committed before the drop),
 # xid_tool, lsn_before_tool, lsn_after_tool. As root everything runs as the
 # postgres user (pgBackRest and Barman refuse other owners of their files).
-set -euo pipefail
-unset TZ
-export LC_ALL=C
 W=${1:?usage: tools.sh WORK}
 PORT=${PORT:-55491}
 N=${ROWS:-1000}
 BIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 BARMAN=${BARMAN:-0}
-"$BIN/postgres" --version | grep -q 'PostgreSQL) 15\.' || { echo "tools.sh: $BIN is not PostgreSQL 15" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-PGD=$W/data F=$W/facts.env
-mkdir -p "$W/sock" "$W/pgbr" "$W/pgbr-log" "$W/pgbr-lock" "$W/pgbr-spool"
+mkdir -p "$W/pgbr" "$W/pgbr-log" "$W/pgbr-lock" "$W/pgbr-spool"
 cat > "$W/pgbackrest.conf" <<CONF
 [global]
 repo1-path=$W/pgbr
@@ -69,14 +65,7 @@ CONF
   ARCHIVE="$ARCHIVE && cp %p $W/barman/pg/incoming/%f"
   BM="barman -c $W/barman.conf"
 fi
-if [ "$(id -u)" = 0 ]; then
-  chown -R postgres "$W"
-  asp() { su postgres -s /bin/bash -c "$1"; }
-else
-  asp() { bash -c "$1"; }
-fi
-PSQL="$BIN/psql -h $W/sock -p $PORT -U postgres -d postgres -X -qAt -v ON_ERROR_STOP=1"
-log() { echo "[$(date -u +%H:%M:%S.%N | cut -c1-12)] $*" >&2; }
+[ "$(id -u)" = 0 ] && chown -R postgres "$W"
 cleanup() {
   local rc=$?
   [ -f "$PGD/postmaster.pid" ] && asp "$BIN/pg_ctl -D $PGD -m immediate -w stop" >/dev/null 2>&1 || true
@@ -84,36 +73,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-sql() { asp "$PSQL" ; }
-val() { asp "$PSQL -c \"$1\""; }
-fact() { echo "$1=$2" >> "$F"; }
-wait_archived() {
-  local i
-  for i in $(seq 1 300); do
-    ls "$PGD/pg_wal/archive_status" | grep -q '\.ready$' || return 0
-    sleep 0.1
-  done
-  echo "tools.sh: archiving did not finish" >&2; exit 1
-}
-
 : > "$F"
 log "initdb"
-asp "$BIN/initdb -D $PGD -A trust -U postgres --wal-segsize=1 >$W/initdb.log 2>&1"
-cat >> "$PGD/postgresql.conf" <<CONF
-port = $PORT
-listen_addresses = ''
-unix_socket_directories = '$W/sock'
-wal_level = replica
-max_wal_senders = 4
-archive_mode = on
-archive_command = '$ARCHIVE'
-autovacuum = off
-checkpoint_timeout = 1h
-max_wal_size = 1GB
-fsync = off
-logging_collector = off
-CONF
-asp "$BIN/pg_ctl -D $PGD -l $W/server.log -w start" >/dev/null
+pg_initdb "$ARCHIVE" "max_wal_senders = 4"
 
 sql <<SQL
 create table other (id bigserial primary key, at timestamptz not null default now());
