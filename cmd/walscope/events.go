@@ -10,8 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
-	format "github.com/walscope/walscope/format"
-	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog/stream"
 )
 
@@ -230,8 +229,8 @@ func eventsAction(c *cli.Context) error {
 	return streamEnd(stderr, res, in.pgMode, quiet)
 }
 
-// readEvents reads the stream into an analyze.Events on the parallel
-// engine: spans on every core, parts merged in WAL order.
+// readEvents opens the stream, with a progress bar, and reads its events
+// (analyze.ReadEvents: on every core).
 func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes int, stderr io.Writer, quiet bool) (*analyze.Events, stream.Result, error) {
 	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers, SpanBytes: spanBytes})
 	if err != nil {
@@ -242,36 +241,9 @@ func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes 
 	if bar != nil {
 		s.SetProgress(bar.add)
 	}
-	root := analyze.NewEvents(cfg)
-	type part struct {
-		dec *decode.Decoder
-		ev  *analyze.Events
-	}
-	res, err := stream.Run(s, stream.Job[*part]{
-		NewPart: func(info stream.SpanInfo) *part {
-			p := &part{dec: decode.NewDecoder(blcksz), ev: root}
-			if !info.Whole {
-				p.ev = root.NewPart()
-			}
-			return p
-		},
-		Record: func(p *part, rec *xlog.Record) error {
-			d, err := p.dec.Decode(rec)
-			if err != nil {
-				return walError(rec, err)
-			}
-			p.ev.Add(d)
-			return nil
-		},
-		Merge: func(p *part) error {
-			if p.ev != root {
-				root.Merge(p.ev)
-			}
-			return nil
-		},
-	})
+	ev, res, err := analyze.ReadEvents(s, cfg, blcksz)
 	if err != nil {
 		return nil, res, readerSetupError(err)
 	}
-	return root, res, nil
+	return ev, res, nil
 }
