@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
@@ -148,81 +149,20 @@ func reportSkip(stdout, stderr io.Writer, start, first xlog.LSN, v xlog.Version,
 	}
 }
 
-// xlogPass is a first pass over the stream for its XLOG records
-// (checkpoints, parameter changes): spans of spanBytes read on every core,
-// headers only, each XLOG record handed to add with its span's T. With
-// skipCRC only the XLOG records are checked against their CRC (the command's
-// own reading checks every record); without, every record is, and the end
-// is where a full read stops. It returns the spans' Ts in WAL order, the
-
-// xlogPass is a first pass over the stream for its XLOG records
-// (checkpoints, parameter changes): spans of spanBytes read on every core,
-// headers only, each XLOG record handed to add with its span's T. With
-// skipCRC only the XLOG records are checked against their CRC (the command's
-// own reading checks every record); without, every record is, and the end
-// is where a full read stops. It returns the spans' Ts in WAL order, the
-// first record's LSN and where reading stopped (the end of the WAL, or its
-// first problem).
+// xlogPass is analyze.XLOGPass over the command's input.
 func xlogPass[T any](in *input, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
-	opts := in.opts
-	// Checkpoint records are far below HeadersOnlyKeep: kept whole.
-	opts.HeadersOnly, opts.SkipCRC = true, skipCRC
-	return passSpans(in.src, opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
-		if rec.Header.Rmid != xlog.RmgrXLOG || len(rec.Raw) != int(rec.Header.TotLen) {
-			return nil // (an XLOG record cut short is a full-page image: none this pass wants)
-		}
-		if skipCRC && xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
-			return errPassStop // damaged here: the reading ends here too
-		}
-		if d, err := dec.Decode(rec); err == nil {
-			add(part, d)
-		}
-		return nil
-	})
+	parts, start, end, err = analyze.XLOGPass(in.src, in.opts, blockSize, workers, spanBytes, skipCRC, add)
+	if err != nil {
+		err = readerSetupError(err)
+	}
+	return parts, start, end, err
 }
 
-// recordPass is a first pass over every record of the stream, decoded, on
-// every core, stopping where a single reader would (a damaged record, or
-// one that does not decode); it returns what xlogPass returns.
+// recordPass is analyze.RecordPass over the command's input.
 func recordPass[T any](in *input, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
-	return passSpans(in.src, in.opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
-		d, err := dec.Decode(rec)
-		if err != nil {
-			return err
-		}
-		add(part, d)
-		return nil
-	})
-}
-
-// errPassStop ends a first pass at a record.
-var errPassStop = fmt.Errorf("first pass stops here")
-
-// passSpans reads the stream on the parallel engine, handing each record to
-// each with its span's T and decoder; an error from each ends the reading
-// there. It returns the Ts of the spans up to where reading stopped (a
-// problem, or the end of the WAL), in WAL order, the first record's LSN, and
-// where reading stopped. The command's own reading reports how the WAL ends;
-// err is a setup error (a file that cannot be opened), for the command.
-func passSpans[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, each func(*T, *xlog.Record, *decode.Decoder) error) (parts []T, start, end xlog.LSN, err error) {
-	s, err := stream.Open(src, stream.Config{Reader: opts, Workers: workers, SpanBytes: spanBytes})
+	parts, start, end, err = analyze.RecordPass(in.src, in.opts, blockSize, workers, spanBytes, add)
 	if err != nil {
-		return nil, 0, 0, readerSetupError(err)
+		err = readerSetupError(err)
 	}
-	type part struct {
-		t   T
-		dec *decode.Decoder
-	}
-	res, err := stream.Run(s, stream.Job[*part]{
-		NewPart: func(stream.SpanInfo) *part { return &part{dec: decode.NewDecoder(blockSize)} },
-		Record:  func(p *part, rec *xlog.Record) error { return each(&p.t, rec, p.dec) },
-		Merge: func(p *part) error {
-			parts = append(parts, p.t)
-			return nil
-		},
-	})
-	if err != nil {
-		return nil, 0, 0, readerSetupError(err)
-	}
-	return parts, res.First, res.End, nil
+	return parts, start, end, err
 }
