@@ -3,7 +3,6 @@ package analyze
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/xlog"
 )
@@ -20,31 +18,9 @@ import (
 // readEvents reads a set's archive with one reader into Events.
 func readEvents(t *testing.T, dir string, cfg EventsConfig) []Event {
 	t.Helper()
-	src, err := xlog.OpenDir(filepath.Join(dir, "archive"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := xlog.NewReader(src, xlog.Options{FollowHistory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	dec := decode.NewDecoder(8192)
 	ev := NewEvents(cfg)
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			if err != io.EOF && !xlog.IsEndOfWAL(err) {
-				t.Fatalf("%s: %v", dir, err)
-			}
-			return ev.Finish()
-		}
-		d, err := dec.Decode(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Add(d)
-	}
+	readSet(t, filepath.Join(dir, "archive"), ev.Add)
+	return ev.Finish()
 }
 
 func fixtureSet(t *testing.T, name string) (string, bool) {

@@ -3,7 +3,6 @@ package analyze
 import (
 	"encoding/csv"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,44 +11,23 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
-	"github.com/walscope/walscope/xlog"
 )
 
 // walNamesOf reads a set's archive in order into a WALNames, and returns
 // the files (database, relfilenode) of the main forks the WAL writes.
 func walNamesOf(t *testing.T, set testwal.Set) (*WALNames, map[decode.RelFileLocator]bool) {
 	t.Helper()
-	src, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := xlog.NewReader(src, xlog.Options{FollowHistory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	dec := decode.NewDecoder(8192)
 	w := NewWALNames(nil)
 	files := map[decode.RelFileLocator]bool{}
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			if err != io.EOF && !xlog.IsEndOfWAL(err) {
-				t.Fatalf("%s: %v", set.Name, err)
-			}
-			return w, files
-		}
-		d, err := dec.Decode(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
+	readSet(t, filepath.Join(testwal.Extract(t, set), "archive"), func(d *decode.Record) {
 		w.Add(d)
 		for _, b := range d.Blocks {
 			if b.Fork() == decode.ForkMain {
 				files[decode.RelFileLocator{DBOID: b.Rel.DBOID, RelNumber: b.Rel.RelNumber}] = true
 			}
 		}
-	}
+	})
+	return w, files
 }
 
 // TestWALNamesRewrite: over real PostgreSQL 15 WAL of VACUUM FULL, TRUNCATE,
