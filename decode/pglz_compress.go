@@ -12,7 +12,7 @@ import (
 // 18; the images of PostgreSQL 13's WAL match it too) with
 // PGLZ_strategy_default, the strategy XLogCompressBackupBlock uses for
 // full-page images. The output is bit-exact with PostgreSQL's as built on
-// x86-64; see pglzHash for the one platform dependence.
+// x86-64; see pglzHash4 for the one platform dependence.
 
 const (
 	pglzMaxHistoryLists = 8192 // PGLZ_MAX_HISTORY_LISTS, a power of 2
@@ -34,23 +34,28 @@ const (
 	pglzNeedRate  = min(max(pglzMinCompRate, 0), 99)
 )
 
-// pglzHistEntry is PGLZ_HistEntry, with indexes into the entry table for the
-// pointers: entry 0 is INVALID_ENTRY (the list terminator, freely scribbled
-// on), and a prev of -1 stands for C's NULL (the entry heads its list).
-type pglzHistEntry struct {
-	next, prev int16
-	hindex     int32 // my current hash key
-	pos        int32 // my input position
-}
-
-// PGLZCompressor holds the work arrays of pglz compression (hist_start and
+// PGLZCompressor holds the history of pglz compression (hist_start and
 // hist_entries, static in PostgreSQL), so that repeated compressions do not
 // allocate. The zero value is ready to use; it is not safe for concurrent use.
+//
+// PostgreSQL keeps each hash list doubly linked (PGLZ_HistEntry) so that an
+// entry can be unlinked when hist_entries wraps around and it is reused.
+// Every input position is added once, in order, so the entries in use are
+// always the last PGLZ_HISTORY_SIZE positions, and an entry reused is the
+// oldest of all, hence the tail of its list. Each list therefore holds, newest
+// first, exactly the positions of its hash within the last 4096 bytes, and
+// the walk stops at an offset of 0x0fff anyway, before any older position.
+// So singly linked lists indexed by position, as zlib keeps them, give the
+// same candidates in the same order with two stores per position instead of
+// PostgreSQL's unlinking: head is hist_start holding positions, prev links
+// each position to the previous one of its list. Positions are stored plus
+// base, which moves past every earlier compression's positions, so entries
+// left from earlier inputs lie more than 4096 bytes back and end the walk
+// like an empty list: no clearing of hist_start per input.
 type PGLZCompressor struct {
-	start   [pglzMaxHistoryLists]int16         // hist_start: the head of each hash list
-	entries [pglzHistorySize + 1]pglzHistEntry // hist_entries
-	next    int                                // hist_next: the entry to use next
-	recycle bool                               // hist_recycle: entries are being reused
+	head [pglzMaxHistoryLists]uint32 // the newest position of each hash list, plus base
+	prev [pglzHistorySize]uint32     // by position mod 4096: the previous position of its list, plus base
+	next int                         // the base of the next compression
 }
 
 var pglzPool = sync.Pool{New: func() any { return new(PGLZCompressor) }}
@@ -68,24 +73,7 @@ func PGLZCompress(dst, src []byte) ([]byte, bool) {
 	return dst, ok
 }
 
-// pglzHash is pglz_hist_idx: the hash list of the 4 bytes at s[i:] (or of
-// s[i] alone when fewer than 4 bytes remain).
-//
-// The C macro shifts and XORs plain `char` values. On x86 (and x86-64) char
-// is signed, so a byte >= 0x80 is sign-extended to a negative int before the
-// shifts: int(int8(b)) below. That is what PostgreSQL on x86-64 computes, and
-// what the images in real WAL were made with. Where char is unsigned (most
-// ARM Linux builds) the hash, hence the candidates and the output, differ;
-// that output is still valid pglz, just not byte-identical with this.
-func pglzHash(s []byte, i, mask int) int {
-	if len(s)-i < 4 {
-		return int(int8(s[i])) & mask
-	}
-	return (int(int8(s[i]))<<6 ^ int(int8(s[i+1]))<<4 ^
-		int(int8(s[i+2]))<<2 ^ int(int8(s[i+3]))) & mask
-}
-
-// Compress is PGLZCompress with c's work arrays: it appends to dst and
+// Compress is PGLZCompress with c's history: it appends to dst and
 // allocates only when dst has less than len(src)+4 bytes of spare capacity.
 func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 	slen := len(src)
@@ -114,39 +102,31 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 		hashsz = 8192
 	}
 	mask := hashsz - 1
-	hstart := c.start[:hashsz]
-	clear(hstart)
+
+	// Move base past the previous input's positions (see PGLZCompressor);
+	// clear hist_start only when the stored positions would overflow.
+	if c.next < pglzHistorySize || c.next > math.MaxUint32-2*pglzHistorySize-slen {
+		clear(c.head[:])
+		c.next = pglzHistorySize
+	}
+	base := c.next
+	c.next += slen + pglzHistorySize
 
 	// The output: PGLZ_MAX_OUTPUT(slen) = slen + 4 bytes at most, since the
 	// size is checked once per item and an item adds at most 4 bytes.
-	base := len(dst)
-	if cap(dst)-base < slen+4 {
-		grown := make([]byte, base, base+slen+4)
+	off := len(dst)
+	if cap(dst)-off < slen+4 {
+		grown := make([]byte, off, off+slen+4)
 		copy(grown, dst)
 		dst = grown
 	}
-	out := dst[base : base+slen+4]
+	out := dst[off : off+slen+4]
 	bp := 0
 
-	c.next = 1
-	c.recycle = false
 	ctrlp := -1 // index of the pending control byte in out; -1 is ctrl_dummy
 	var ctrlb, ctrl byte
 	foundMatch := false
-
-	// outCtrl is pglz_out_ctrl: store the full control byte and reserve the
-	// next one when 8 items have been written under it.
-	outCtrl := func() {
-		if ctrl == 0 {
-			if ctrlp >= 0 {
-				out[ctrlp] = ctrlb
-			}
-			ctrlp = bp
-			bp++
-			ctrlb = 0
-			ctrl = 1
-		}
-	}
+	head, prev := &c.head, &c.prev
 
 	dp := 0
 	for dp < slen {
@@ -161,9 +141,21 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 			return dst, false
 		}
 		h := pglzHash(src, dp, mask)
-		if mlen, moff := c.findMatch(src, dp, h); mlen > 0 {
-			// pglz_out_tag
-			outCtrl()
+		mlen, moff := c.findMatch(src, dp, h, base)
+
+		// pglz_out_ctrl: store the full control byte and reserve the next
+		// one when 8 items have been written under it.
+		if ctrl == 0 {
+			if ctrlp >= 0 {
+				out[ctrlp] = ctrlb
+			}
+			ctrlp = bp
+			bp++
+			ctrlb = 0
+			ctrl = 1
+		}
+		if mlen > 0 {
+			// pglz_out_tag, then every matched position into the history.
 			ctrlb |= ctrl
 			ctrl <<= 1
 			if mlen > 17 {
@@ -176,19 +168,28 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 				out[bp+1] = byte(moff & 0xff)
 				bp += 2
 			}
-			c.add(h, dp)
+			prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
+			head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
 			dp++
-			for end := dp + mlen - 1; dp < end; dp++ {
-				c.add(pglzHash(src, dp, mask), dp)
+			end := dp + mlen - 1
+			for ; dp < end && dp+4 <= slen; dp++ {
+				h := pglzHash4(binary.LittleEndian.Uint32(src[dp:])) & mask
+				prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
+				head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
+			}
+			for ; dp < end; dp++ { // the last 3 bytes of the input
+				h := pglzHash(src, dp, mask)
+				prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
+				head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
 			}
 			foundMatch = true
 		} else {
 			// pglz_out_literal
-			outCtrl()
 			out[bp] = src[dp]
 			bp++
 			ctrl <<= 1
-			c.add(h, dp)
+			prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
+			head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
 			dp++
 		}
 	}
@@ -200,91 +201,73 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 	if bp >= resultMax {
 		return dst, false
 	}
-	return dst[:base+bp], true
+	return dst[:off+bp], true
 }
 
-// add is pglz_hist_add: it pushes position dp on the front of hash list h,
-// taking the next entry round-robin, unlinked first from its old list when
-// entries are being reused.
-func (c *PGLZCompressor) add(h, dp int) {
-	he := &c.entries
-	me := &he[c.next]
-	if c.recycle {
-		if me.prev < 0 {
-			c.start[me.hindex&(pglzMaxHistoryLists-1)] = me.next
-		} else {
-			he[me.prev].next = me.next
-		}
-		he[me.next].prev = me.prev // harmless on entry 0
+// pglzHash is pglz_hist_idx: the hash list of the 4 bytes at s[i:] (or of
+// s[i] alone when fewer than 4 bytes remain).
+func pglzHash(s []byte, i, mask int) int {
+	if len(s)-i < 4 {
+		return int(int8(s[i])) & mask
 	}
-	h &= pglzMaxHistoryLists - 1 // a no-op that drops the bounds checks
-	head := c.start[h]
-	me.next = head
-	me.prev = -1
-	me.hindex = int32(h)
-	me.pos = int32(dp)
-	he[head].prev = int16(c.next) // scribbles on entry 0 for an empty list
-	c.start[h] = int16(c.next)
-	c.next++
-	if c.next >= pglzHistorySize+1 {
-		c.next = 1
-		c.recycle = true
-	}
+	return pglzHash4(binary.LittleEndian.Uint32(s[i:])) & mask
+}
+
+// pglzHash4 is pglz_hist_idx of 4 bytes, s[0] in the low byte of x, before
+// the mask.
+//
+// The C macro shifts and XORs plain `char` values. On x86 (and x86-64) char
+// is signed, so a byte >= 0x80 is sign-extended to a negative int before the
+// shifts: int(int8(b)) below. That is what PostgreSQL on x86-64 computes, and
+// what the images in real WAL were made with. Where char is unsigned (most
+// ARM Linux builds) the hash, hence the candidates and the output, differ;
+// that output is still valid pglz, just not byte-identical with this.
+func pglzHash4(x uint32) int {
+	return int(int8(x))<<6 ^ int(int8(x>>8))<<4 ^ int(int8(x>>16))<<2 ^ int(int8(x>>24))
 }
 
 // findMatch is pglz_find_match: it walks hash list h, that of position dp,
-// nearest entry first, and returns the best match's length and offset, or
-// length 0 when there is none longer than 2 bytes.
-func (c *PGLZCompressor) findMatch(src []byte, dp, h int) (int, int) {
-	goodMatch := pglzGoodMatch
-	he := &c.entries
-	n := len(src)
+// nearest position first, and returns the best match's length and offset,
+// or length 0 when there is none longer than 2 bytes.
+//
+// Two shortcuts leave the result PostgreSQL's. A candidate counts only if
+// it matches more bytes than the best so far, so one that differs at the
+// byte just past that length is skipped uncompared (PostgreSQL compares it,
+// and its memcmp of the first 16 or more bytes only ever scores such
+// candidates 0). And a best match as long as a match can be here ends the
+// walk, since no later candidate can beat it. PostgreSQL tests good_match
+// only when the list goes on; testing it at the end of the list too changes
+// nothing, as the walk ends there either way.
+func (c *PGLZCompressor) findMatch(src []byte, dp, h, base int) (int, int) {
+	limit := min(pglzMaxMatch, len(src)-dp)
+	cur := src[dp : dp+limit] // what a match can cover
 	length, off := 0, 0
-	for e := c.start[h&(pglzMaxHistoryLists-1)]; e != 0; {
-		hp := int(he[e].pos)
-
-		// Stop if the offset does not fit into a tag anymore.
+	want := cur[0]           // the byte a better match must have at length
+	stop := pglzStopAfter[0] // the entries visited after which to stop
+	p := int(c.head[h&(pglzMaxHistoryLists-1)])
+	for visited := int32(0); ; visited++ {
+		hp := p - base
+		// Stop if the offset does not fit into a tag anymore: an entry of
+		// an earlier input, or one PostgreSQL's history no longer holds,
+		// lies further back.
 		thisoff := dp - hp
 		if thisoff >= 0x0fff {
 			break
 		}
-
-		// The match length. A better match must be longer than the best so
-		// far; once that is 16 bytes or more, PostgreSQL first memcmp's that
-		// many bytes and scores the candidate 0 unless they are all equal,
-		// then counts on byte by byte. The result is the same as counting
-		// from the start, except that a candidate not at least as long as
-		// the best scores 0 rather than its length, which does not change
-		// which one wins.
-		thislen := 0
-		if length >= 16 {
-			if string(src[dp:dp+length]) == string(src[hp:hp+length]) {
-				thislen = length + matchLen(src, dp+length, hp+length, min(pglzMaxMatch-length, n-dp-length))
+		p = int(c.prev[hp&(pglzHistorySize-1)])
+		if src[hp+length] == want {
+			if n := matchLen(cur, src[hp:hp+limit]); n > length {
+				length, off = n, thisoff
+				if length == limit {
+					break
+				}
+				want = cur[length]
+				stop = pglzStopAfter[length]
 			}
-		} else if limit := min(pglzMaxMatch, n-dp); limit >= 8 {
-			// The first eight bytes here, to spare most candidates a call.
-			if x := binary.LittleEndian.Uint64(src[dp:]) ^ binary.LittleEndian.Uint64(src[hp:]); x != 0 {
-				thislen = bits.TrailingZeros64(x) / 8
-			} else {
-				thislen = 8 + matchLen(src, dp+8, hp+8, limit-8)
-			}
-		} else {
-			thislen = matchLen(src, dp, hp, limit)
 		}
-
-		if thislen > length {
-			length = thislen
-			off = thisoff
-		}
-
-		// Advance, and be happy with lesser good matches the more entries
-		// were visited; no point at the end of the list.
-		e = he[e].next
-		if e != 0 {
-			if length >= goodMatch {
-				break
-			}
-			goodMatch -= goodMatch * pglzGoodDrop / 100
+		// Be happy with lesser good matches the more entries were visited.
+		if visited >= stop {
+			break
 		}
 	}
 	// Only a match that saves at least one byte counts.
@@ -294,19 +277,38 @@ func (c *PGLZCompressor) findMatch(src []byte, dp, h int) (int, int) {
 	return 0, 0
 }
 
-// matchLen is the length of the common prefix of src[a:] and src[b:], at
-// most limit bytes, where b < a and a+limit <= len(src): the byte-by-byte
-// loop of pglz_find_match, eight bytes at a time.
-func matchLen(src []byte, a, b, limit int) int {
+// pglzStopAfter, by the length of the best match so far, is the number of
+// entries visited after which that length is good enough: good_match starts
+// at match_size_good and loses good_drop percent per entry visited, down to
+// 9, which it keeps (9 * 10 / 100 is 0); a match shorter never stops the walk.
+var pglzStopAfter = func() (t [pglzMaxMatch + 1]int32) {
+	var good []int // good_match after each entry visited
+	for g := pglzGoodMatch; len(good) == 0 || good[len(good)-1] != g; g -= g * pglzGoodDrop / 100 {
+		good = append(good, g)
+	}
+	for length := range t {
+		t[length] = math.MaxInt32
+		for k, g := range good {
+			if length >= g {
+				t[length] = int32(k)
+				break
+			}
+		}
+	}
+	return t
+}()
+
+// matchLen is the length of the common prefix of a and b, len(b) >=
+// len(a): the byte-by-byte loop of pglz_find_match, eight bytes at a time.
+func matchLen(a, b []byte) int {
+	b = b[:len(a)]
 	n := 0
-	for n+8 <= limit {
-		x := binary.LittleEndian.Uint64(src[a+n:]) ^ binary.LittleEndian.Uint64(src[b+n:])
-		if x != 0 {
+	for ; n+8 <= len(a); n += 8 {
+		if x := binary.LittleEndian.Uint64(a[n:]) ^ binary.LittleEndian.Uint64(b[n:]); x != 0 {
 			return n + bits.TrailingZeros64(x)/8
 		}
-		n += 8
 	}
-	for n < limit && src[a+n] == src[b+n] {
+	for n < len(a) && a[n] == b[n] {
 		n++
 	}
 	return n

@@ -243,7 +243,10 @@ func TestPGLZCompressAllocs(t *testing.T) {
 
 // BenchmarkPGLZCompress compresses the hole-less pages of the real WAL's
 // images, as PostgreSQL does for each full-page image under
-// wal_compression = pglz; MB/s counts input bytes.
+// wal_compression = pglz, with the compressor (impl=walscope) and with the
+// reference port it replaced (impl=reference, pglz_compress_ref_test.go),
+// for benchstat -col /impl; MB/s counts input bytes. scripts/bench-pglz.sh
+// compares with PostgreSQL's own C.
 func BenchmarkPGLZCompress(b *testing.B) {
 	var pages [][]byte
 	total := 0
@@ -253,13 +256,20 @@ func BenchmarkPGLZCompress(b *testing.B) {
 		total += len(p)
 	}
 	var c decode.PGLZCompressor
-	dst := make([]byte, 0, 8192+4)
-	b.SetBytes(int64(total))
-	b.ResetTimer()
-	for b.Loop() {
-		for _, p := range pages {
-			dst, _ = c.Compress(dst[:0], p)
-		}
+	var ref refPGLZ
+	for _, impl := range []struct {
+		name     string
+		compress func(dst, src []byte) ([]byte, bool)
+	}{{"walscope", c.Compress}, {"reference", ref.Compress}} {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			dst := make([]byte, 0, 8192+4)
+			b.SetBytes(int64(total))
+			for b.Loop() {
+				for _, p := range pages {
+					dst, _ = impl.compress(dst[:0], p)
+				}
+			}
+			b.ReportMetric(float64(len(pages)), "pages/op")
+		})
 	}
-	b.ReportMetric(float64(len(pages)), "pages/op")
 }
