@@ -76,6 +76,9 @@ func (r *Recompressor) EstimateImage(page []byte, holeOffset, holeLength int, me
 	}
 	origLen := len(page) - holeLength
 	plain := ImageEstimate{StoredLen: origLen}
+	if method != CompressPGLZ && method != CompressLZ4 && method != CompressZstd {
+		return plain
+	}
 	source := page
 	extra := 0
 	if holeLength != 0 {
