@@ -57,7 +57,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -100,6 +99,7 @@ type entry struct {
 // xlog.HeadReader (it decompresses only the first bytes of a segment to give
 // the reader its geometry). It is safe for concurrent use.
 type Source struct {
+	tree      Tree
 	root      string
 	layout    Layout
 	entries   []*entry // every file found, in the order of Segments, histories last
@@ -108,6 +108,7 @@ type Source struct {
 	histories map[xlog.TimeLineID]string
 	repo      *RepoInfo
 	tars      []*tarArchive
+	pgbOnlyID string // pgBackRest: read this archive id only (opened at it)
 }
 
 // Close releases the open tar cursors. The source stays usable.
@@ -166,7 +167,7 @@ func (s *Source) Open(f xlog.SegmentFile) (xlog.File, error) {
 		}
 		return f, nil
 	}
-	fh, err := os.Open(e.file)
+	fh, err := s.open(e.file)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +216,7 @@ func (s *Source) ReadHead(f xlog.SegmentFile, b []byte) (int, error) {
 		defer tf.Close()
 		return tf.ReadAt(b, 0)
 	}
-	fh, err := os.Open(e.file)
+	fh, err := s.openHead(e.file)
 	if err != nil {
 		return 0, err
 	}
@@ -307,7 +308,11 @@ func (s *Source) withStreamBuffer(e *entry, size int, fn func(*stream) error) er
 	if e.tar != nil {
 		return e.tar.withStream(e, fn)
 	}
-	fh, err := os.Open(e.file)
+	open := s.open
+	if size < 64<<10 {
+		open = s.openHead // the first bytes only (ls --quick)
+	}
+	fh, err := open(e.file)
 	if err != nil {
 		return &Error{Path: e.key, Err: err, Msg: fmt.Sprintf("could not open: %v", err)}
 	}
@@ -349,15 +354,21 @@ func (s *Source) withStreamBuffer(e *entry, size int, fn func(*stream) error) er
 // xlog.OpenDir is the lighter choice for a directory known to hold plain
 // files only; it does not detect layouts or compression.
 func Open(paths ...string) (*Source, error) {
+	return OpenTree(LocalTree{}, paths...)
+}
+
+// OpenTree is Open over any Tree: an object store's (xlog/objstore) as well
+// as the local disk's. Paths are the tree's.
+func OpenTree(t Tree, paths ...string) (*Source, error) {
 	var s *Source
 	var err error
 	switch len(paths) {
 	case 0:
 		return nil, &Error{Err: xlog.ErrNoSegments, Msg: "no path given"}
 	case 1:
-		s, err = openOne(paths[0])
+		s, err = openOne(t, paths[0])
 	default:
-		s, err = openMany(paths)
+		s, err = openMany(t, paths)
 	}
 	if err != nil {
 		return nil, err
@@ -370,12 +381,12 @@ func Open(paths ...string) (*Source, error) {
 }
 
 // openOne opens one path, detecting its layout.
-func openOne(path string) (*Source, error) {
-	st, err := os.Stat(path)
+func openOne(t Tree, path string) (*Source, error) {
+	st, err := t.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{root: path}
+	s := &Source{tree: t, root: path}
 	if !st.IsDir() {
 		if err := s.addFile(path, st, true); err != nil {
 			return nil, err
@@ -391,16 +402,16 @@ func openOne(path string) (*Source, error) {
 }
 
 // openMany opens several paths as one stream.
-func openMany(paths []string) (*Source, error) {
-	s := &Source{root: strings.Join(paths, " "), layout: LayoutFiles}
+func openMany(t Tree, paths []string) (*Source, error) {
+	s := &Source{tree: t, root: strings.Join(paths, " "), layout: LayoutFiles}
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		st, err := t.Stat(p)
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
 		if st.IsDir() {
-			sub := &Source{root: p}
+			sub := &Source{tree: t, root: p}
 			if err := sub.addDir(p); err != nil {
 				sub.Close()
 				s.Close()
@@ -432,7 +443,7 @@ func (s *Source) addFile(path string, st fs.FileInfo, strict bool) error {
 		s.entries = append(s.entries, &entry{key: path, name: n, layout: LayoutFiles, file: path, size: st.Size()})
 		return nil
 	}
-	if ok, err := isTar(path); err != nil {
+	if ok, err := isTar(s.tree, path); err != nil {
 		return err
 	} else if ok {
 		if strict {
@@ -448,26 +459,16 @@ func (s *Source) addFile(path string, st fs.FileInfo, strict bool) error {
 
 // dataDirWAL returns the pg_wal (or pre-10 pg_xlog) of a data directory, or
 // dir itself.
-func dataDirWAL(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil {
+func (s *Source) dataDirWAL(dir string) string {
+	if !s.exists(s.tree.Join(dir, "PG_VERSION")) {
 		return dir
 	}
 	for _, sub := range []string{"pg_wal", "pg_xlog"} {
-		if st, err := os.Stat(filepath.Join(dir, sub)); err == nil && st.IsDir() {
-			return filepath.Join(dir, sub)
+		if s.isDir(s.tree.Join(dir, sub)) {
+			return s.tree.Join(dir, sub)
 		}
 	}
 	return dir
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // addDir detects the layout of a directory and adds its files.
@@ -479,29 +480,86 @@ func (s *Source) addDir(dir string) error {
 		}
 	}
 	switch {
-	case isPgBackRest(dir):
+	case s.isPgBackRest(dir):
 		set(LayoutPgBackRest)
 		return s.scanPgBackRest(dir)
-	case isDir(filepath.Join(dir, "wal_005")):
+	case s.isDir(s.tree.Join(dir, "wal_005")):
 		set(LayoutWALG)
-		return s.scanFlat(filepath.Join(dir, "wal_005"), LayoutWALG, false)
+		return s.scanFlat(s.tree.Join(dir, "wal_005"), LayoutWALG, false)
 	case base == "wal_005":
 		set(LayoutWALG)
 		return s.scanFlat(dir, LayoutWALG, false)
-	case isDir(filepath.Join(dir, "wals")):
+	case s.isDir(s.tree.Join(dir, "wals")):
 		set(LayoutBarman)
-		return s.scanBarman(filepath.Join(dir, "wals"))
-	case base == "wals" || exists(filepath.Join(dir, "xlog.db")):
+		return s.scanBarman(s.tree.Join(dir, "wals"))
+	case base == "wals" || s.exists(s.tree.Join(dir, "xlog.db")):
 		set(LayoutBarman)
 		return s.scanBarman(dir)
+	case archiveIDRe.MatchString(base) && s.isStanzaDir(parentPath(dir)):
+		// pgBackRest's archive/<stanza>/<version>-<id>: that archive id.
+		set(LayoutPgBackRest)
+		s.pgbOnlyID = base
+		return s.scanPgBackRest(parentPath(dir))
+	}
+	if sub, err := s.onlyRepositoryBelow(dir); err != nil {
+		return err
+	} else if sub != "" {
+		return s.addDir(sub)
 	}
 	set(LayoutDirectory)
-	return s.scanFlat(dataDirWAL(dir), LayoutDirectory, true)
+	return s.scanFlat(s.dataDirWAL(dir), LayoutDirectory, true)
+}
+
+// onlyRepositoryBelow returns the one wal-g storage (holding wal_005/) or
+// Barman server directory (holding wals/) among the subdirectories of a
+// directory that holds no WAL file itself: the parent of a wal-g prefix,
+// Barman's barman_home. Several are ErrLayout (name one); none is "".
+func (s *Source) onlyRepositoryBelow(dir string) (string, error) {
+	ents, err := s.tree.ReadDir(dir)
+	if err != nil {
+		return "", nil // scanFlat reports it
+	}
+	var subs []string
+	for _, e := range ents {
+		if _, ok := ParseName(e.Name()); ok || strings.Contains(e.Name(), ".tar") {
+			return "", nil // WAL here: a directory of its own
+		}
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := s.tree.Join(dir, e.Name())
+		if s.isDir(s.tree.Join(sub, "wal_005")) || s.isDir(s.tree.Join(sub, "wals")) {
+			subs, names = append(subs, sub), append(names, e.Name())
+		}
+	}
+	switch len(subs) {
+	case 0:
+		return "", nil
+	case 1:
+		return subs[0], nil
+	}
+	return "", fmt.Errorf("%s: %w: several repositories (%s): name one", dir, ErrLayout, strings.Join(names, ", "))
+}
+
+// parentPath is the directory holding p: a URL's parent prefix for an
+// object store's paths (scheme://bucket/a/b), else filepath.Dir.
+func parentPath(p string) string {
+	p = strings.TrimSuffix(p, "/")
+	if i := strings.Index(p, "://"); i >= 0 {
+		if j := strings.LastIndex(p[i+3:], "/"); j >= 0 {
+			return p[:i+3+j]
+		}
+		return p
+	}
+	return filepath.Dir(p)
 }
 
 // scanFlat adds the WAL files of one directory; with tars, tar files too.
 func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
-	ents, err := os.ReadDir(dir)
+	ents, err := s.tree.ReadDir(dir)
 	if err != nil {
 		return err
 	}
@@ -509,13 +567,13 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 		if de.IsDir() {
 			continue
 		}
-		p := filepath.Join(dir, de.Name())
+		p := s.tree.Join(dir, de.Name())
 		info, err := de.Info()
 		if err != nil {
 			continue
 		}
 		if !info.Mode().IsRegular() {
-			if info, err = os.Stat(p); err != nil || !info.Mode().IsRegular() {
+			if info, err = s.tree.Stat(p); err != nil || !info.Mode().IsRegular() {
 				continue
 			}
 		}
@@ -524,7 +582,7 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 			continue
 		}
 		if tars && strings.Contains(de.Name(), ".tar") {
-			if ok, _ := isTar(p); ok {
+			if ok, _ := isTar(s.tree, p); ok {
 				if err := s.addTar(p); err != nil {
 					return err
 				}

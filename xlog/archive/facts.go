@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -212,7 +211,7 @@ func (s *Source) quickFact(e *entry) FileFact {
 			return err
 		}
 		f.headerFacts(head)
-		f.Size = declaredSize(e, st.comp)
+		f.Size = s.declaredSize(e, st.comp)
 		if limit := int64(segmentLimit(head)); kind == kindSegment && f.Size > limit {
 			return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
 				"refused: its %s header declares %d bytes, more than the segment size of %d bytes that its long page header gives", st.comp, f.Size, limit)}
@@ -231,7 +230,7 @@ func (s *Source) quickFact(e *entry) FileFact {
 // declaredSize returns the decompressed size an entry's format declares, or
 // -1: the stored size of plain content, gzip's ISIZE (modulo 2^32, of the
 // last member), the content size of the first zstd frame or of an lz4 frame.
-func declaredSize(e *entry, c Compression) int64 {
+func (s *Source) declaredSize(e *entry, c Compression) int64 {
 	stored := e.size
 	if e.member != nil {
 		stored = e.member.size
@@ -242,7 +241,7 @@ func declaredSize(e *entry, c Compression) int64 {
 	if e.tar != nil && e.member.offset < 0 {
 		return -1 // inside a compressed tar: no random access
 	}
-	f, err := os.Open(e.file)
+	f, err := s.openHead(e.file)
 	if err != nil {
 		return -1
 	}
@@ -254,7 +253,9 @@ func declaredSize(e *entry, c Compression) int64 {
 	switch c {
 	case Gzip:
 		var b [4]byte
-		if stored < 18 {
+		if stored < 18 || e.name.Partial {
+			// A .gz.partial is being written (pg_receivewal --compress):
+			// its last 4 bytes are not yet a trailer.
 			return -1
 		}
 		if _, err := f.ReadAt(b[:], base+stored-4); err != nil {

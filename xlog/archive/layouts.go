@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,22 +17,22 @@ import (
 
 var archiveIDRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?-[0-9]+$`)
 
-func isPgBackRest(dir string) bool { return len(pgbStanzas(dir)) > 0 }
+func (s *Source) isPgBackRest(dir string) bool { return len(s.pgbStanzas(dir)) > 0 }
 
 // pgbStanzas returns the stanza directories at dir: dir itself, or the
 // stanzas under dir/archive or under dir.
-func pgbStanzas(dir string) []string {
-	if isStanzaDir(dir) {
+func (s *Source) pgbStanzas(dir string) []string {
+	if s.isStanzaDir(dir) {
 		return []string{dir}
 	}
-	for _, parent := range []string{filepath.Join(dir, "archive"), dir} {
-		ents, err := os.ReadDir(parent)
+	for _, parent := range []string{s.tree.Join(dir, "archive"), dir} {
+		ents, err := s.tree.ReadDir(parent)
 		if err != nil {
 			continue
 		}
 		var out []string
 		for _, e := range ents {
-			if p := filepath.Join(parent, e.Name()); e.IsDir() && isStanzaDir(p) {
+			if p := s.tree.Join(parent, e.Name()); e.IsDir() && s.isStanzaDir(p) {
 				out = append(out, p)
 			}
 		}
@@ -44,17 +43,17 @@ func pgbStanzas(dir string) []string {
 	return nil
 }
 
-func isStanzaDir(d string) bool {
-	if exists(filepath.Join(d, "archive.info")) || exists(filepath.Join(d, "archive.info.copy")) {
+func (s *Source) isStanzaDir(d string) bool {
+	if s.exists(s.tree.Join(d, "archive.info")) || s.exists(s.tree.Join(d, "archive.info.copy")) {
 		return true
 	}
-	return len(archiveIDs(d)) > 0
+	return len(s.archiveIDs(d)) > 0
 }
 
 // archiveIDs lists the <version>-<id> directories of a stanza that hold
 // <16 hex> directories.
-func archiveIDs(stanza string) []string {
-	ents, err := os.ReadDir(stanza)
+func (s *Source) archiveIDs(stanza string) []string {
+	ents, err := s.tree.ReadDir(stanza)
 	if err != nil {
 		return nil
 	}
@@ -63,9 +62,9 @@ func archiveIDs(stanza string) []string {
 		if !e.IsDir() || !archiveIDRe.MatchString(e.Name()) {
 			continue
 		}
-		subs, _ := os.ReadDir(filepath.Join(stanza, e.Name()))
-		for _, s := range subs {
-			if s.IsDir() && len(s.Name()) == 16 && isUpperHex(s.Name()) {
+		subs, _ := s.tree.ReadDir(s.tree.Join(stanza, e.Name()))
+		for _, sub := range subs {
+			if sub.IsDir() && len(sub.Name()) == 16 && isUpperHex(sub.Name()) {
 				out = append(out, e.Name())
 				break
 			}
@@ -81,7 +80,7 @@ func archiveIDNum(id string) int {
 }
 
 func (s *Source) scanPgBackRest(dir string) error {
-	stanzas := pgbStanzas(dir)
+	stanzas := s.pgbStanzas(dir)
 	if len(stanzas) > 1 {
 		names := make([]string, len(stanzas))
 		for i, st := range stanzas {
@@ -94,7 +93,7 @@ func (s *Source) scanPgBackRest(dir string) error {
 	s.repo = info
 	var dbID string
 	for _, name := range []string{"archive.info", "archive.info.copy"} {
-		b, err := os.ReadFile(filepath.Join(stanza, name))
+		b, err := readFile(s.tree, s.tree.Join(stanza, name))
 		if err != nil {
 			continue
 		}
@@ -109,8 +108,10 @@ func (s *Source) scanPgBackRest(dir string) error {
 		info.Version = strings.Trim(ini["db"]["db-version"], `"`)
 		break
 	}
-	ids := archiveIDs(stanza)
-	if dbID != "" && info.Version != "" {
+	ids := s.archiveIDs(stanza)
+	if s.pgbOnlyID != "" {
+		ids = []string{s.pgbOnlyID} // opened at archive/<stanza>/<version>-<id>
+	} else if dbID != "" && info.Version != "" {
 		want := info.Version + "-" + dbID
 		var others []string
 		found := false
@@ -134,17 +135,17 @@ func (s *Source) scanPgBackRest(dir string) error {
 		info.ArchiveID = strings.Join(ids, ",")
 	}
 	for _, id := range ids {
-		idDir := filepath.Join(stanza, id)
+		idDir := s.tree.Join(stanza, id)
 		if err := s.scanFlat(idDir, LayoutPgBackRest, false); err != nil {
 			return err
 		}
-		subs, err := os.ReadDir(idDir)
+		subs, err := s.tree.ReadDir(idDir)
 		if err != nil {
 			return err
 		}
 		for _, sub := range subs {
 			if sub.IsDir() && len(sub.Name()) == 16 && isUpperHex(sub.Name()) {
-				if err := s.scanFlat(filepath.Join(idDir, sub.Name()), LayoutPgBackRest, false); err != nil {
+				if err := s.scanFlat(s.tree.Join(idDir, sub.Name()), LayoutPgBackRest, false); err != nil {
 					return err
 				}
 			}
@@ -189,7 +190,7 @@ type xlogDBLine struct {
 
 func (s *Source) scanBarman(wals string) error {
 	var index map[string]xlogDBLine
-	if b, err := os.ReadFile(filepath.Join(wals, "xlog.db")); err == nil {
+	if b, err := readFile(s.tree, s.tree.Join(wals, "xlog.db")); err == nil {
 		index = map[string]xlogDBLine{}
 		for _, line := range strings.Split(string(b), "\n") {
 			f := strings.Fields(line)
@@ -211,13 +212,13 @@ func (s *Source) scanBarman(wals string) error {
 	if err := s.scanFlat(wals, LayoutBarman, false); err != nil {
 		return err
 	}
-	subs, err := os.ReadDir(wals)
+	subs, err := s.tree.ReadDir(wals)
 	if err != nil {
 		return err
 	}
 	for _, sub := range subs {
 		if sub.IsDir() && len(sub.Name()) == 16 && isUpperHex(sub.Name()) {
-			if err := s.scanFlat(filepath.Join(wals, sub.Name()), LayoutBarman, false); err != nil {
+			if err := s.scanFlat(s.tree.Join(wals, sub.Name()), LayoutBarman, false); err != nil {
 				return err
 			}
 		}
@@ -251,9 +252,9 @@ func (s *Source) scanBarman(wals string) error {
 		if !ok {
 			continue
 		}
-		p := filepath.Join(wals, name)
+		p := s.tree.Join(wals, name)
 		if !n.History && len(name) >= 16 {
-			p = filepath.Join(wals, name[:16], name)
+			p = s.tree.Join(wals, name[:16], name)
 		}
 		s.entries = append(s.entries, &entry{key: p, name: n, layout: LayoutBarman, file: p, missing: true,
 			size: index[name].size, hint: index[name].compression,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/walscope/walscope/xlog"
 	"io"
-	"os"
 	"path"
 	"runtime"
 	"sync"
@@ -27,6 +26,7 @@ type tarMember struct {
 // idle cursor closest before it; when none is, a new cursor starts from the
 // beginning (at most maxTarCursors exist: parallel readers each get one).
 type tarArchive struct {
+	tree Tree
 	path string
 	comp Compression // of the whole tar
 
@@ -38,7 +38,7 @@ type tarArchive struct {
 var maxTarCursors = max(2, runtime.GOMAXPROCS(0))
 
 type tarCursor struct {
-	f    *os.File
+	f    treeFile
 	st   *stream
 	tr   *tar.Reader
 	next int // ordinal of the header tr.Next reads next
@@ -52,7 +52,7 @@ func (c *tarCursor) close() {
 
 // outerCompression returns the compression of a whole file from its first
 // bytes (formats with a magic only).
-func outerCompression(f *os.File) (Compression, error) {
+func outerCompression(f io.ReaderAt) (Compression, error) {
 	head := make([]byte, sniffLen)
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
@@ -66,8 +66,8 @@ func outerCompression(f *os.File) (Compression, error) {
 }
 
 // isTar reports whether path is a tar file, plain or compressed.
-func isTar(p string) (bool, error) {
-	f, err := os.Open(p)
+func isTar(t Tree, p string) (bool, error) {
+	f, err := openTree(t, p)
 	if err != nil {
 		return false, err
 	}
@@ -93,7 +93,7 @@ func isTar(p string) (bool, error) {
 // countReader counts the bytes read from a file, and lets archive/tar skip
 // member data by seeking.
 type countReader struct {
-	f *os.File
+	f treeFile
 	n int64
 }
 
@@ -115,12 +115,12 @@ func (c *countReader) Seek(off int64, whence int) (int64, error) {
 // segment or history file name, at any depth (pg_wal/<name> in a base backup,
 // bare in pg_basebackup's pg_wal.tar).
 func (s *Source) addTar(p string) error {
-	f, err := os.Open(p)
+	f, err := s.open(p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	t := &tarArchive{path: p}
+	t := &tarArchive{tree: s.tree, path: p}
 	if t.comp, err = outerCompression(f); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (s *Source) addTar(p string) error {
 // when done with it. The archive stays locked until then for compressed tars.
 func (t *tarArchive) member(m *tarMember) (io.Reader, func(), error) {
 	if m.offset >= 0 {
-		f, err := os.Open(t.path)
+		f, err := openTree(t.tree, t.path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -238,7 +238,7 @@ func (t *tarArchive) acquire(ordinal int) (*tarCursor, error) {
 }
 
 func (t *tarArchive) newCursor() (*tarCursor, error) {
-	f, err := os.Open(t.path)
+	f, err := openTree(t.tree, t.path)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (t *tarArchive) open(e *entry) (xlog.File, error) {
 			}
 		}
 		if inPlace {
-			f, err := os.Open(t.path)
+			f, err := openTree(t.tree, t.path)
 			if err != nil {
 				return err
 			}
