@@ -20,6 +20,12 @@ type CycleInfo struct {
 	// WalLevel is the checkpoint record's (17+), or else that of the last
 	// PARAMETER_CHANGE read before it (WalLevelUnknown if none).
 	WalLevel xlog.WalLevel
+	// Cause is why the checkpoint began, from its record and the spacing of
+	// the redo points (RedoFinder.Sorted sets it; see classify).
+	Cause   CheckpointCause
+	segSize uint32 // of the segment holding the record
+	newTLI  bool   // the checkpoint begins a timeline (ThisTimeLineID != PrevTimeLineID)
+	mark    uint8  // a BACKUP_END or END_OF_RECOVERY the finder keeps among its points
 }
 
 // Cycle is one checkpoint cycle: the WAL from one redo point to the next.
@@ -48,7 +54,12 @@ type imageAt struct {
 // PARAMETER_CHANGE records matter). A stream read in spans takes a finder
 // per span, joined in WAL order with Append.
 type RedoFinder struct {
-	Points   []CycleInfo   // the checkpoint records read, in WAL order
+	// Points are the checkpoint records read, in WAL order, and the
+	// BACKUP_END and END_OF_RECOVERY records that tell why some began.
+	Points []CycleInfo
+	// Inferred is what Sorted learnt of the settings from the spacing of
+	// the checkpoints.
+	Inferred Inferred
 	walLevel xlog.WalLevel // of the last PARAMETER_CHANGE read, if haveWL
 	haveWL   bool
 }
@@ -57,6 +68,14 @@ type RedoFinder struct {
 func (f *RedoFinder) Add(rec *decode.Record) {
 	if p, ok := rmgr.ParameterChange(rec); ok {
 		f.walLevel, f.haveWL = p.WalLevel, true
+		return
+	}
+	if start, ok := rmgr.BackupEnd(rec); ok {
+		f.Points = append(f.Points, CycleInfo{Redo: start, Checkpoint: rec.LSN, mark: markBackupEnd})
+		return
+	}
+	if _, ok := rmgr.EndOfRecovery(rec); ok {
+		f.Points = append(f.Points, CycleInfo{Redo: rec.LSN, Checkpoint: rec.LSN, mark: markEndOfRecovery})
 		return
 	}
 	c, ok := rmgr.Checkpoint(rec)
@@ -68,7 +87,7 @@ func (f *RedoFinder) Add(rec *decode.Record) {
 		wl = f.walLevel
 	}
 	f.Points = append(f.Points, CycleInfo{Redo: c.Redo, Checkpoint: rec.LSN, Time: c.Time, Online: c.Online,
-		FullPage: c.FullPageWrites, WalLevel: wl})
+		FullPage: c.FullPageWrites, WalLevel: wl, segSize: rec.SegSize, newTLI: c.ThisTLI != c.PrevTLI})
 }
 
 // Append adds the points another finder found in the part of the stream
@@ -87,16 +106,22 @@ func (f *RedoFinder) Append(o *RedoFinder) {
 }
 
 // Sorted returns the distinct redo points in LSN order (of the checkpoints
-// naming one redo point, the first read).
+// naming one redo point, the first read), each with its Cause, and sets
+// Inferred.
 func (f *RedoFinder) Sorted() []CycleInfo {
 	sort.SliceStable(f.Points, func(i, j int) bool { return f.Points[i].Redo < f.Points[j].Redo })
-	var out []CycleInfo
+	var out, marks []CycleInfo
 	for _, p := range f.Points {
+		if p.mark != markNone {
+			marks = append(marks, p)
+			continue
+		}
 		if len(out) > 0 && out[len(out)-1].Redo == p.Redo {
 			continue
 		}
 		out = append(out, p)
 	}
+	f.Inferred = classify(out, marks)
 	return out
 }
 

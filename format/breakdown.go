@@ -171,17 +171,17 @@ func TimeTable(b *analyze.Breakdown) *Table {
 	return t
 }
 
-// CheckpointTable lists checkpoint cycles, with the image bytes of each tenth
-// of the cycle (the sawtooth's decay).
+// CheckpointTable lists checkpoint cycles, with why each checkpoint began
+// and the image bytes of each tenth of the cycle (the sawtooth's decay).
 func CheckpointTable(b *analyze.Breakdown) *Table {
-	cols := append([]string{"redo_lsn", "end_lsn", "checkpoint_lsn", "time", "kind"}, volumeColumns...)
+	cols := append([]string{"redo_lsn", "end_lsn", "checkpoint_lsn", "time", "kind", "cause"}, volumeColumns...)
 	cols = append(cols, "distinct_blocks_imaged")
 	for i := 1; i <= 10; i++ {
 		cols = append(cols, fmt.Sprintf("image_bytes_tenth_%d", i))
 	}
-	t := &Table{Columns: cols, Numeric: numeric(5, 16)}
+	t := &Table{Columns: cols, Numeric: numeric(6, 16)}
 	for _, c := range b.Cycles {
-		kind, ts, ck := "before first redo", "", ""
+		kind, ts, ck, cause := "before first redo", "", "", ""
 		if c.Checkpoint != 0 {
 			kind = "shutdown"
 			if c.Online {
@@ -189,8 +189,10 @@ func CheckpointTable(b *analyze.Breakdown) *Table {
 			}
 			ts = c.Time.In(time.Local).Format("2006-01-02 15:04:05 MST")
 			ck = c.Checkpoint.String()
+			// why it began (time, wal, requested, shutdown, ...: analyze.CheckpointCause)
+			cause = c.Cause.String()
 		}
-		row := append([]string{c.Redo.String(), c.End.String(), ck, ts, kind}, volumeCells(c.Volume)...)
+		row := append([]string{c.Redo.String(), c.End.String(), ck, ts, kind, cause}, volumeCells(c.Volume)...)
 		row = append(row, strconv.Itoa(c.DistinctBlocks))
 		for _, v := range c.Tenths {
 			row = append(row, strconv.FormatUint(v, 10))
