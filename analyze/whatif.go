@@ -1,10 +1,12 @@
 package analyze
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
-	"strconv"
 )
 
 // Scenario is the WAL a stream would have been under one setting.
@@ -15,7 +17,26 @@ type Scenario struct {
 	WALBytes        uint64 `json:"wal_bytes"`
 	ImageBytes      uint64 `json:"image_bytes"`
 	FlushWriteBytes uint64 `json:"flush_write_bytes"`
-	layout          *Layout
+	// Checkpoints is the number of checkpoints (redo points) in the WAL
+	// read: the stream's own, or, for the checkpoint settings scenarios,
+	// the simulated ones, by cause in CheckpointsByCause.
+	Checkpoints        int            `json:"checkpoints"`
+	CheckpointsByCause map[string]int `json:"checkpoints_by_cause,omitempty"`
+	// For the checkpoint settings scenarios (and the actual stream, under
+	// the settings assumed for it): the settings, and the most WAL pg_wal
+	// would have held: kept (from the oldest segment needed through the
+	// insert position) and on disk (segment files, recycled ones included).
+	MaxWALSize        string  `json:"max_wal_size,omitempty"`
+	CheckpointTimeout string  `json:"checkpoint_timeout,omitempty"`
+	CompletionTarget  float64 `json:"checkpoint_completion_target,omitempty"`
+	WALKeptBytes      uint64  `json:"wal_kept_bytes,omitempty"`
+	PgWALBytes        uint64  `json:"pg_wal_bytes,omitempty"`
+	// Redo are the stream LSNs before which the scenario's checkpoints
+	// began (checkpoint settings scenarios only).
+	Redo   []xlog.LSN        `json:"-"`
+	Causes []CheckpointCause `json:"-"` // why each of Redo began
+	layout *Layout
+	ck     *checkpointer
 	// lastTouch, for checkpoint spacing: the simulated cycle of each
 	// block's last change.
 	lastTouch map[blockKey]int
@@ -45,6 +66,21 @@ type WhatIfInput struct {
 	// Images, if set, sizes the stream's images ahead on other cores
 	// (images it does not have are sized here with Sizer).
 	Images *ImagePipeline
+	// Cycles are the stream's checkpoints with their causes
+	// (RedoFinder.Sorted): the checkpoint settings scenarios (max_wal_size,
+	// checkpoint_timeout) need them, and are left out without.
+	Cycles  []CycleInfo
+	Times   []TimePoint  // times the WAL tells, in WAL order (FillWhatIfInput); nil: the checkpoints'
+	Version xlog.Version // the server's, 0 if unknown (PostgreSQL 10 spaced checkpoints otherwise)
+	// Given are the checkpoint settings known of the stream; the others are
+	// inferred from the spacing of Cycles, or PostgreSQL's defaults
+	// (CurrentSettings).
+	Given GivenSettings
+	// MaxWALSizes and Timeouts are the max_wal_size and checkpoint_timeout
+	// scenarios (nil: values around Settings); with both given, every pair
+	// is a scenario as well.
+	MaxWALSizes []uint64
+	Timeouts    []time.Duration
 }
 
 // WhatIf estimates, record by record, the WAL of the same stream under other
@@ -55,9 +91,20 @@ type WhatIf struct {
 	Scenarios []*Scenario
 	dec       *decode.Decoder
 	page      []byte
-	est       []*imageEstimate // the record's images from in.Images, by block index
+	est       []*imageEstimate // the record's images' sizes, by block index (sizeImages)
+	own       []imageEstimate  // those sized here, not by in.Images
 	meanImage float64          // running mean of stored image bytes, for images a scenario adds
 	images    uint64
+	// Settings are the checkpoint settings assumed for the stream, and
+	// Assumed the names of those the WAL does not show.
+	Settings CheckpointSettings
+	Assumed  []string
+	actualCk *checkpointer // the stream's own checkpoints, for pg_wal under Settings
+	now      time.Time     // the last time the WAL told
+	first    time.Time
+	methods  [4]uint64    // images by compression method
+	version  xlog.Version // of the first record
+	fpwOff   bool         // the last checkpoint read says full_page_writes=off
 }
 
 // Compression methods the wal_compression scenarios try.
@@ -108,6 +155,14 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 	for _, p := range []uint32{4096, 8192, 16384, 32768} {
 		add("xlog_blcksz", strconv.Itoa(int(p)), p)
 	}
+	if in.Cycles != nil {
+		w.addSettingsScenarios(add)
+		for _, c := range in.Cycles {
+			if c.Checkpoint != 0 {
+				w.fpwOff = !c.FullPage
+			}
+		}
+	}
 	if in.WalLevel >= xlog.WalLevelLogical {
 		add("wal_level", "replica", in.PageSize)
 	}
@@ -155,20 +210,24 @@ func imageHeader(compressed, hole bool) uint32 {
 
 // Add feeds one record.
 func (w *WhatIf) Add(rec *decode.Record) {
-	tot := rec.Header.TotLen
-	w.Actual.place(tot, rec, uint64(rec.FPILen))
-	w.est = w.est[:0] // empty: size the images here
-	if w.in.Images != nil && rec.FPILen > 0 {
-		for i := range rec.Blocks {
-			var e *imageEstimate
-			if b := &rec.Blocks[i]; b.HasImage {
-				if got, ok := w.in.Images.take(rec.LSN, b.ID); ok {
-					e = got
-				}
-			}
-			w.est = append(w.est, e)
+	w.noteRecord(rec)
+	if t, ok := recordTime(rec); ok {
+		if w.first.IsZero() {
+			w.first = t
+		}
+		if t.After(w.now) {
+			w.now = t
 		}
 	}
+	tot := rec.Header.TotLen
+	if w.actualCk != nil {
+		w.actualCk.before(rec, w.Actual.layout.Pos(), w.now)
+	}
+	w.Actual.place(tot, rec, uint64(rec.FPILen))
+	if w.actualCk != nil {
+		w.actualCk.after(w.Actual.layout.Pos())
+	}
+	w.sizeImages(rec)
 	for _, s := range w.Scenarios {
 		switch s.Setting {
 		case "wal_compression":
@@ -177,6 +236,8 @@ func (w *WhatIf) Add(rec *decode.Record) {
 			w.placeWithout(s, rec, func(b *decode.BlockRef) bool { return !forcedImage(rec, b) })
 		case "checkpoint_distance":
 			w.placeCheckpoint(s, rec)
+		case "max_wal_size", "checkpoint_timeout", "max_wal_size+checkpoint_timeout":
+			w.placeSettings(s, rec)
 		case "xlog_blcksz":
 			s.place(tot, rec, uint64(rec.FPILen))
 		case "wal_level":
@@ -211,16 +272,11 @@ func (w *WhatIf) placeCompressed(s *Scenario, rec *decode.Record) {
 			// stored with this very method: what PostgreSQL wrote is the
 			// answer (and recompressing it would only approximate zstd)
 			stored, compressed = int(b.ImageLen), true
-		} else if len(w.est) > i && w.est[i] != nil {
+		} else if i < len(w.est) && w.est[i] != nil {
 			stored, compressed = w.est[i].stored[mi], w.est[i].compressed[mi]
-		} else {
-			var err error
-			w.page, err = w.dec.AppendPage(w.page[:0], rec, b)
-			if err != nil {
-				images += uint64(b.ImageLen)
-				continue
-			}
-			stored, compressed = w.in.Sizer(w.page, int(b.HoleOffset), int(b.HoleLength), whatIfMethods[mi].c)
+		} else { // the page could not be rebuilt: the image as it is
+			images += uint64(b.ImageLen)
+			continue
 		}
 		hole := b.HoleLength > 0
 		oldHdr := imageHeader(b.Compression != decode.CompressNone, hole)
@@ -269,6 +325,12 @@ func (w *WhatIf) placeCheckpoint(s *Scenario, rec *decode.Record) {
 	if len(s.redo) == 0 || rec.LSN < s.redo[0] {
 		cyc = -1
 	}
+	w.placeInCycle(s, rec, cyc)
+}
+
+// placeInCycle places rec with the images a redo point starting simulated
+// cycle cyc (-1: before the first) asks for.
+func (w *WhatIf) placeInCycle(s *Scenario, rec *decode.Record, cyc int) {
 	tot := rec.Header.TotLen
 	images := uint64(rec.FPILen)
 	for i := range rec.Blocks {
@@ -371,11 +433,29 @@ func (w *WhatIf) Results() (Scenario, []Scenario) {
 	for i, s := range w.Scenarios {
 		s.FlushWriteBytes = s.layout.FlushWriteBytes()
 		out[i] = *s
-		out[i].layout, out[i].lastTouch, out[i].skipXID, out[i].newRels = nil, nil, nil, nil
+		if s.ck != nil {
+			s.ck.account(s.layout.Pos())
+			out[i].Checkpoints, out[i].CheckpointsByCause = len(s.ck.Redo), byCause(s.ck.Causes)
+			out[i].WALKeptBytes, out[i].PgWALBytes = s.ck.keep, s.ck.disk
+			out[i].Redo = append([]xlog.LSN(nil), s.ck.Redo...)
+			out[i].Causes = append([]CheckpointCause(nil), s.ck.Causes...)
+		} else if s.Setting != "checkpoint_distance" {
+			out[i].Checkpoints = w.streamCheckpoints()
+		} else {
+			out[i].Checkpoints = len(s.redo) - 1 // the stream's start is not one
+		}
+		out[i].layout, out[i].lastTouch, out[i].skipXID, out[i].newRels, out[i].ck = nil, nil, nil, nil, nil
 	}
 	a := w.Actual
 	a.FlushWriteBytes = a.layout.FlushWriteBytes()
-	a.layout = nil
+	a.Checkpoints = w.streamCheckpoints()
+	if c := w.actualCk; c != nil {
+		c.account(a.layout.Pos())
+		a.CheckpointsByCause = byCause(c.Causes)
+		a.WALKeptBytes, a.PgWALBytes = c.keep, c.disk
+		a.MaxWALSize, a.CheckpointTimeout, a.CompletionTarget = FormatSize(w.Settings.MaxWALSize), FormatTimeout(w.Settings.Timeout), w.Settings.CompletionTarget
+	}
+	a.layout, a.ck = nil, nil
 	return a, out
 }
 

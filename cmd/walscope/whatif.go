@@ -5,18 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	format "github.com/walscope/walscope/format"
-	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
 )
 
 func whatifCommand() *cli.Command {
 	flags := append(walFlags(), filterFlags()...)
+	flags = append(flags, checkpointSettingFlags()...)
 	flags = append(flags, &cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"},
 		&cli.IntFlag{Name: "span-bytes", Value: 64 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span of the first pass"})
 	return &cli.Command{
@@ -31,7 +33,11 @@ func whatifCommand() *cli.Command {
 // whatifAction reads the stream twice: first, in parallel spans, for the
 // redo points, the wal_level and the block data sizes, then to re-estimate
 // every record under each scenario.
-func whatifAction(c *cli.Context) error {
+func whatifAction(c *cli.Context) error { return whatifRun(c, printWhatIf) }
+
+// whatifRun runs the what-if over the input and hands the result to print
+// (not called with --quiet).
+func whatifRun(c *cli.Context, print func(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) error) error {
 	outFormat := c.String("format")
 	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
@@ -45,34 +51,19 @@ func whatifAction(c *cli.Context) error {
 		return readerSetupError(err)
 	}
 	dec := decode.NewDecoder(c.Int("blcksz"))
-	wi := analyze.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
+	wi := analyze.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown,
+		Version: s.Version()}
+	if err := checkpointSettings(c, &wi); err != nil {
+		return err
+	}
 	workers := jobs(c)
 	// The first pass, on every core: what the estimate needs to know ahead.
-	type firstPass struct {
-		learner analyze.DataLenLearner
-		level   analyze.LevelGuesser
-		redo    []xlog.LSN
-	}
-	parts, start, _, err := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *firstPass, d *decode.Record) {
-		p.learner.Add(d)
-		p.level.Add(d)
-		if cp, ok := rmgr.Checkpoint(d); ok {
-			p.redo = append(p.redo, cp.Redo)
-		}
-	})
+	parts, start, _, err := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *analyze.WhatIfPass, d *decode.Record) { p.Add(d) })
 	if err != nil {
 		return err
 	}
 	wi.Start = start
-	var learner analyze.DataLenLearner
-	var level analyze.LevelGuesser
-	for i := range parts {
-		learner.Merge(&parts[i].learner)
-		level.Merge(&parts[i].level)
-		wi.Redo = append(wi.Redo, parts[i].redo...)
-	}
-	wi.WalLevel = level.Level()
-	wi.DataLen = learner.Means()
+	analyze.FillWhatIfInput(&wi, parts)
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
 	// Images are rebuilt and recompressed on every core, ahead of the
@@ -97,33 +88,49 @@ func whatifAction(c *cli.Context) error {
 			if quiet {
 				return nil
 			}
-			actual, sc := w.Results()
-			switch outFormat {
-			case "json":
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Actual    analyze.Scenario   `json:"actual"`
-					Scenarios []analyze.Scenario `json:"scenarios"`
-				}{actual, sc})
-			}
-			t := &format.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio"},
-				Numeric: []bool{false, false, true, true, true, true, true}}
-			row := func(s analyze.Scenario) {
-				ratio := "1.000"
-				if actual.WALBytes > 0 {
-					ratio = strconv.FormatFloat(float64(s.WALBytes)/float64(actual.WALBytes), 'f', 3, 64)
-				}
-				t.Rows = append(t.Rows, []string{s.Setting, s.Value, fmt.Sprint(s.RecordBytes), fmt.Sprint(s.WALBytes),
-					fmt.Sprint(s.ImageBytes), fmt.Sprint(s.FlushWriteBytes), ratio})
-			}
-			row(actual)
-			for _, s := range sc {
-				row(s)
-			}
-			return t.Write(stdout, outFormat)
+			return print(w, stdout, outFormat)
 		},
 	})
+}
+
+// printWhatIf prints the scenarios.
+func printWhatIf(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) error {
+	actual, sc := w.Results()
+	switch outFormat {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Actual    analyze.Scenario   `json:"actual"`
+			Scenarios []analyze.Scenario `json:"scenarios"`
+			Assumed   []string           `json:"assumed,omitempty"`
+		}{actual, sc, w.Assumed})
+	}
+	t := &format.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio", "checkpoints", "pg_wal_bytes"},
+		Numeric: []bool{false, false, true, true, true, true, true, true, true}}
+	row := func(s analyze.Scenario) {
+		ratio := "1.000"
+		if actual.WALBytes > 0 {
+			ratio = strconv.FormatFloat(float64(s.WALBytes)/float64(actual.WALBytes), 'f', 3, 64)
+		}
+		pgwal := ""
+		if s.PgWALBytes > 0 {
+			pgwal = fmt.Sprint(s.PgWALBytes)
+		}
+		t.Rows = append(t.Rows, []string{s.Setting, s.Value, fmt.Sprint(s.RecordBytes), fmt.Sprint(s.WALBytes),
+			fmt.Sprint(s.ImageBytes), fmt.Sprint(s.FlushWriteBytes), ratio, fmt.Sprint(s.Checkpoints), pgwal})
+	}
+	row(actual)
+	for _, s := range sc {
+		row(s)
+	}
+	if err := t.Write(stdout, outFormat); err != nil || outFormat != "text" {
+		return err
+	}
+	if actual.MaxWALSize != "" {
+		fmt.Fprintf(stdout, "\n%s\n", format.SettingsNote(w.Settings, w.Assumed))
+	}
+	return nil
 }
 
 type whatifSink struct{ w *analyze.WhatIf }
@@ -153,4 +160,80 @@ func startImagePipeline(in *input, blockSize, workers int) (p *analyze.ImagePipe
 	newSizer := func() analyze.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
 	p = analyze.NewImagePipeline(next, blockSize, newSizer, workers, 1024)
 	return p, func() { p.Close(); pr.Close() }, nil
+}
+
+// checkpointSettingFlags are the flags of the checkpoint settings
+// scenarios (whatif) and of the settings assumed for the stream.
+func checkpointSettingFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "max-wal-size", Usage: "max_wal_size scenarios, a `LIST` such as 1GB,4GB (default: values around the stream's)"},
+		&cli.StringFlag{Name: "checkpoint-timeout", Usage: "checkpoint_timeout scenarios, a `LIST` such as 5min,30min (default: values around the stream's)"},
+		&cli.Float64Flag{Name: "checkpoint-completion-target", Usage: "checkpoint_completion_target `T` the stream had (default 0.9; 0.5 before 14)"},
+		&cli.StringFlag{Name: "current-max-wal-size", Usage: "max_wal_size `SIZE` the stream had (default: inferred from its checkpoints, else 1GB)"},
+		&cli.StringFlag{Name: "current-checkpoint-timeout", Usage: "checkpoint_timeout `TIME` the stream had (default: inferred, else 5min)"},
+		&cli.StringFlag{Name: "min-wal-size", Value: "80MB", Usage: "min_wal_size `SIZE` (for pg_wal's recycled segments)"},
+		&cli.StringFlag{Name: "wal-keep-size", Value: "0", Usage: "wal_keep_size `SIZE` (pg_wal keeps at least that much)"},
+	}
+}
+
+// checkpointSettings reads the checkpoint settings flags into in: the
+// scenarios asked for, and what the stream is assumed to have had (the
+// rest of in.Settings inferred later from the stream's checkpoints).
+func checkpointSettings(c *cli.Context, in *analyze.WhatIfInput) error {
+	list := func(name string, parse func(string) error) error {
+		if c.String(name) == "" {
+			return nil
+		}
+		for _, v := range strings.Split(c.String(name), ",") {
+			if err := parse(v); err != nil {
+				return usageErr("invalid value for option --%s: %v", name, err)
+			}
+		}
+		return nil
+	}
+	if err := list("max-wal-size", func(v string) error {
+		b, err := analyze.ParseSize(v)
+		in.MaxWALSizes = append(in.MaxWALSizes, b)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := list("checkpoint-timeout", func(v string) error {
+		d, err := analyze.ParseTimeout(v)
+		if err == nil && (d < 30*time.Second || d > 24*time.Hour) {
+			err = fmt.Errorf("%s: checkpoint_timeout is 30s to 1d", v)
+		}
+		in.Timeouts = append(in.Timeouts, d)
+		return err
+	}); err != nil {
+		return err
+	}
+	base := analyze.DefaultCheckpointSettings
+	if t := c.Float64("checkpoint-completion-target"); c.IsSet("checkpoint-completion-target") {
+		if t < 0 || t > 1 {
+			return usageErr("invalid value for option --checkpoint-completion-target: %v (0 to 1)", t)
+		}
+		base.CompletionTarget = t
+	}
+	var err error
+	if base.MinWALSize, err = analyze.ParseSize(c.String("min-wal-size")); err != nil {
+		return usageErr("invalid value for option --min-wal-size: %v", err)
+	}
+	if v := c.String("wal-keep-size"); v != "0" {
+		if base.WALKeepSize, err = analyze.ParseSize(v); err != nil {
+			return usageErr("invalid value for option --wal-keep-size: %v", err)
+		}
+	}
+	in.Given = analyze.GivenSettings{Base: base, CompletionTarget: c.IsSet("checkpoint-completion-target")}
+	if v := c.String("current-max-wal-size"); v != "" {
+		if in.Given.MaxWALSize, err = analyze.ParseSize(v); err != nil {
+			return usageErr("invalid value for option --current-max-wal-size: %v", err)
+		}
+	}
+	if v := c.String("current-checkpoint-timeout"); v != "" {
+		if in.Given.Timeout, err = analyze.ParseTimeout(v); err != nil {
+			return usageErr("invalid value for option --current-checkpoint-timeout: %v", err)
+		}
+	}
+	return nil
 }
