@@ -14,7 +14,8 @@ import (
 //	                14-15  PRUNE "latestRemovedXid %u nredirected %u ndead %u",
 //	                       VACUUM "nunused %u", FREEZE_PAGE as before
 //	                16     PRUNE, VACUUM, FREEZE_PAGE in key: value style with
-//	                       the offset arrays and freeze plans of block 0
+//	                       the offset arrays and freeze plans of block 0; the
+//	                       isCatalogRel the records carry is not printed
 //	                17+    PRUNE_ON_ACCESS/PRUNE_VACUUM_SCAN/PRUNE_VACUUM_CLEANUP,
 //	                       one xl_heap_prune format with sub-records in block 0
 //	VISIBLE         "cutoff xid %u flags %d" (10, 11), "... flags 0x%02X"
@@ -217,8 +218,8 @@ func heap2AppendPruneVacuumFreeze16(dst []byte, rec *decode.Record, op uint8) []
 		dst = appendUint(dst, uint64(nredirected))
 		dst = append(dst, ", ndead: "...)
 		dst = appendUint(dst, uint64(ndead))
-		dst = append(dst, ", isCatalogRel: "...)
-		dst = appendTF(dst, len(main) > 8 && main[8]&1 != 0)
+		// 16 writes isCatalogRel but does not print it (17 does): pg_waldump
+		// 16.15 and the 16.14 server's pg_walinspect (fixtures/versions/pg16).
 		if !heap2HasBlockData(rec, 0) {
 			return dst
 		}
@@ -254,8 +255,7 @@ func heap2AppendPruneVacuumFreeze16(dst []byte, rec *decode.Record, op uint8) []
 		dst = appendUint(dst, uint64(heapU32(main, 0)))
 		dst = append(dst, ", nplans: "...)
 		dst = appendUint(dst, uint64(nplans))
-		dst = append(dst, ", isCatalogRel: "...)
-		dst = appendTF(dst, len(main) > 6 && main[6]&1 != 0)
+		// isCatalogRel is not printed by 16, as in PRUNE.
 		if !heap2HasBlockData(rec, 0) {
 			return dst
 		}

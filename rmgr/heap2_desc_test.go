@@ -59,22 +59,21 @@ func TestHeap2DescVersions(t *testing.T) {
 		{"FREEZE_PAGE", xlog.V14, 0x30, freezeOld, nil, "cutoff xid 60 ntuples 3"},
 		{"PRUNE", xlog.V15, 0x10, prune14, nil, "latestRemovedXid 90 nredirected 1 ndead 2"},
 
-		// 16: "snapshotConflictHorizon: %u, nredirected: %u, ndead: %u,
-		// isCatalogRel: %c" then, with block data, ", nunused: %d",
-		// ", redirected:", ", dead:", ", unused:" arrays (always, even empty).
+		// 16: "snapshotConflictHorizon: %u, nredirected: %u, ndead: %u"
+		// (the record's isCatalogRel is not printed; fixtures/versions/pg16)
+		// then, with block data, ", nunused: %d", ", redirected:", ", dead:", ", unused:" arrays (always, even empty).
 		{"PRUNE", xlog.V16, 0x10, prune16, prune16Data,
-			"snapshotConflictHorizon: 100, nredirected: 1, ndead: 2, isCatalogRel: T, nunused: 2, redirected: [2->5], dead: [7, 8], unused: [10, 11]"},
-		{"PRUNE", xlog.V16, 0x10, prune16, nil, "snapshotConflictHorizon: 100, nredirected: 1, ndead: 2, isCatalogRel: T"},
+			"snapshotConflictHorizon: 100, nredirected: 1, ndead: 2, nunused: 2, redirected: [2->5], dead: [7, 8], unused: [10, 11]"},
+		{"PRUNE", xlog.V16, 0x10, prune16, nil, "snapshotConflictHorizon: 100, nredirected: 1, ndead: 2"},
 		{"PRUNE", xlog.V16, 0x10, prune16NoRedir, heapTestBytes(uint16(3), uint16(4)),
-			"snapshotConflictHorizon: 100, nredirected: 0, ndead: 1, isCatalogRel: F, nunused: 1, redirected: [], dead: [3], unused: [4]"},
+			"snapshotConflictHorizon: 100, nredirected: 0, ndead: 1, nunused: 1, redirected: [], dead: [3], unused: [4]"},
 		// VACUUM: "nunused: %u" and, with block data, ", unused:" array.
 		{"VACUUM", xlog.V16, 0x20, vacuum, heapTestBytes(uint16(4), uint16(5), uint16(6)), "nunused: 3, unused: [4, 5, 6]"},
 		{"VACUUM", xlog.V16, 0x20, vacuum, nil, "nunused: 3"},
-		// FREEZE_PAGE: "snapshotConflictHorizon: %u, nplans: %u,
-		// isCatalogRel: %c", ", plans:" with plan_elem_desc.
+		// FREEZE_PAGE: "snapshotConflictHorizon: %u, nplans: %u", ", plans:" with plan_elem_desc.
 		{"FREEZE_PAGE", xlog.V16, 0x30, freeze16, freeze16Data,
-			"snapshotConflictHorizon: 200, nplans: 2, isCatalogRel: F, plans: [{ xmax: 0, infomask: 2304, infomask2: 2, ntuples: 2, offsets: [1, 4] }, { xmax: 300, infomask: 256, infomask2: 3, ntuples: 1, offsets: [9] }]"},
-		{"FREEZE_PAGE", xlog.V16, 0x30, freeze16, nil, "snapshotConflictHorizon: 200, nplans: 2, isCatalogRel: F"},
+			"snapshotConflictHorizon: 200, nplans: 2, plans: [{ xmax: 0, infomask: 2304, infomask2: 2, ntuples: 2, offsets: [1, 4] }, { xmax: 300, infomask: 256, infomask2: 3, ntuples: 1, offsets: [9] }]"},
+		{"FREEZE_PAGE", xlog.V16, 0x30, freeze16, nil, "snapshotConflictHorizon: 200, nplans: 2"},
 
 		// 17+: the merged prune record.
 		{"PRUNE_VACUUM_SCAN", xlog.V17, 0x20, prune17, prune17Data,
