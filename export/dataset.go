@@ -34,6 +34,13 @@ type Config struct {
 	// SegmentRange names the job's segment range (first and last segment
 	// read) for PartitionSegmentRange.
 	SegmentRange string
+	// StartLSN and EndLSN bound where the job's records begin, [StartLSN,
+	// EndLSN), for PartitionSegmentRange: two jobs cut at a record start
+	// share that record's segment (both name it in their ranges) without
+	// sharing a record; their markers carry these bounds, and only ranges
+	// whose bounds intersect are refused as overlapping (zero: unknown, the
+	// segment names decide).
+	StartLSN, EndLSN xlog.LSN
 	Desc         bool // records.description
 	BlockSize    int  // BLCKSZ
 	Overwrite    bool
@@ -42,6 +49,11 @@ type Config struct {
 	// (analyze.RedoFinder.Cycles); the first is the WAL before the first
 	// redo point.
 	Cycles []analyze.CycleInfo
+	// Catalog and WALNames name the relations of records and blocks, as
+	// `stats --by relation` does: the catalog first, then the names the
+	// WAL carries (analyze.LearnNames, a first pass). Either may be nil.
+	Catalog  analyze.Catalog
+	WALNames *analyze.WALNames
 }
 
 // ErrExists is returned when a dataset exists and Overwrite is not set.
@@ -76,12 +88,20 @@ type Exporter struct {
 	closeWG  sync.WaitGroup
 	closeMu  sync.Mutex
 	closeErr error
+	// the staging directory the datasets are written into (commit.go),
+	// locked while the export lives, and its completed files
+	stage     string
+	stageLock *os.File
+	staged    stagedFiles
 }
 
 const closeAhead = 2
 
 // New checks the output directory (refusing an existing dataset unless
-// cfg.Overwrite, which removes it) and returns an exporter.
+// cfg.Overwrite, and a dataset of an overlapping segment range), makes the
+// export's staging directory in it and returns an exporter. Finish
+// publishes the datasets, replacing the existing ones with cfg.Overwrite;
+// Abort removes the staging directory.
 func New(cfg Config) (*Exporter, error) {
 	e := &Exporter{cfg: cfg, want: map[string]bool{}, schemas: map[string]*Schema{},
 		segs: analyze.NewSegmentCounter(), closing: make(chan struct{}, closeAhead)}
@@ -112,34 +132,18 @@ func New(cfg Config) (*Exporter, error) {
 		}
 		e.want[t], e.schemas[t] = true, s
 	}
-	for _, t := range cfg.Tables {
-		dir := e.datasetDir(t)
-		ents, err := os.ReadDir(dir)
-		if err == nil && len(ents) > 0 {
-			if !cfg.Overwrite {
-				return nil, fmt.Errorf("%w: %s is not empty", ErrExists, dir)
-			}
-			if err := os.RemoveAll(dir); err != nil {
-				return nil, err
-			}
-		}
+	if err := e.startStaging(); err != nil {
+		return nil, err
 	}
 	e.wantTx, e.wantCheckpoints, e.wantSegments = e.want[TableTransactions], e.want[TableCheckpoints], e.want[TableSegments]
 	e.tx = e.newPartWriters(TableTransactions)
 	return e, nil
 }
 
-// datasetDir is the directory this export owns in a table: the one
-// Config.Overwrite replaces and whose presence refuses a rerun.
+// datasetDir is where this export writes a table's dataset: in its staging
+// directory, until Finish publishes it to finalDir (commit.go).
 func (e *Exporter) datasetDir(table string) string {
-	d := filepath.Join(e.cfg.Dir, table)
-	if e.cfg.Label != "" {
-		d = filepath.Join(d, "label="+e.cfg.Label)
-	}
-	if e.cfg.PartitionBy == PartitionSegmentRange {
-		d = filepath.Join(d, "segment_range="+e.cfg.SegmentRange)
-	}
-	return d
+	return filepath.Join(e.stage, e.datasetRel(table))
 }
 
 func (e *Exporter) partDir(table string, tli xlog.TimeLineID) string {
@@ -156,6 +160,7 @@ type partWriters struct {
 	table  string
 	schema *Schema
 	byDir  map[string]RowWriter
+	paths  map[string]string // by directory, the file's path
 	last   RowWriter
 	lastT  xlog.TimeLineID
 	row    Row
@@ -166,7 +171,7 @@ func (e *Exporter) newPartWriters(table string) *partWriters {
 		return nil
 	}
 	s := e.schemas[table]
-	p := &partWriters{e: e, table: table, schema: s, byDir: map[string]RowWriter{}, row: make(Row, len(s.Columns))}
+	p := &partWriters{e: e, table: table, schema: s, byDir: map[string]RowWriter{}, paths: map[string]string{}, row: make(Row, len(s.Columns))}
 	if e.cfg.Label != "" {
 		p.row[len(s.Columns)-1] = Value{S: e.cfg.Label}
 	}
@@ -189,6 +194,7 @@ func (p *partWriters) writer(tli xlog.TimeLineID, first xlog.LSN) (RowWriter, er
 			return nil, err
 		}
 		p.byDir[dir] = w
+		p.paths[dir] = filepath.Join(dir, name)
 	}
 	p.last, p.lastT = w, tli
 	return w, nil
@@ -207,10 +213,17 @@ func (p *partWriters) close() error {
 		return nil
 	}
 	var first error
-	for _, w := range p.byDir {
-		if err := w.Close(); err != nil && first == nil {
-			first = err
+	for dir, w := range p.byDir {
+		rows := w.Rows()
+		if err := w.Close(); err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
 		}
+		// for the dataset's completion marker
+		rel, _ := filepath.Rel(p.e.datasetDir(p.table), p.paths[dir])
+		p.e.staged.add(p.table, rel, rows)
 	}
 	p.byDir, p.last = map[string]RowWriter{}, nil
 	return first
@@ -235,6 +248,7 @@ type Span struct {
 	records *partWriters
 	blocks  *partWriters
 	names   nameCache
+	rels    relCache
 	desc    []byte
 	xacts   *analyze.XactCounter
 	cycles  *analyze.CycleCounter
@@ -356,6 +370,18 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		r[RecXlogBlcksz] = Value{U: uint64(rec.PageSize)}
 		r[RecSegmentSize] = Value{U: uint64(rec.SegSize)}
 		r[RecInfo] = Value{U: uint64(h.Info)}
+		if len(rec.Blocks) > 0 {
+			// the relation `stats --by relation` counts the record for
+			loc := rec.Blocks[0].Rel
+			r[RecTablespace] = Value{U: uint64(loc.SpcOID)}
+			r[RecDatabase] = Value{U: uint64(loc.DBOID)}
+			r[RecRelfilenode] = Value{U: uint64(loc.RelNumber)}
+			s.rels.lookup(e, loc).fill(r[RecSchemaName:])
+		} else {
+			for i := RecTablespace; i <= RecRelkind; i++ {
+				r[i] = Value{Null: true}
+			}
+		}
 		if e.cfg.Desc {
 			s.desc = rmgr.AppendDesc(s.desc[:0], rec)
 			r[recColumns] = Value{S: string(s.desc)}
@@ -384,6 +410,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			r[13] = Value{U: b2u(b.Apply)}
 			r[14] = Value{U: b2u(b.WillInit())}
 			r[15] = Value{S: names.name}
+			s.rels.lookup(e, b.Rel).fill(r[BlkSchemaName:])
 			if err := p.write(rec.TLI, s.first); err != nil {
 				return err
 			}
@@ -403,6 +430,69 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		s.segs.Add(rec, images)
 	}
 	return nil
+}
+
+// relName is what the catalog or the WAL says of a relation file.
+type relName struct {
+	schema, name, kind Value
+}
+
+// fill sets the schema_name, relation_name and relkind cells.
+func (n *relName) fill(r Row) {
+	r[0], r[1], r[2] = n.schema, n.name, n.kind
+}
+
+// relCache is a span's names of relation files, looked up once per file.
+type relCache struct {
+	last   decode.RelFileLocator
+	lastN  *relName
+	byFile map[decode.RelFileLocator]*relName
+}
+
+func (c *relCache) lookup(e *Exporter, loc decode.RelFileLocator) *relName {
+	if c.lastN != nil && c.last == loc {
+		return c.lastN
+	}
+	n := c.byFile[loc]
+	if n == nil {
+		n = e.relation(loc)
+		if c.byFile == nil {
+			c.byFile = map[decode.RelFileLocator]*relName{}
+		}
+		c.byFile[loc] = n
+	}
+	c.last, c.lastN = loc, n
+	return n
+}
+
+var nullName = Value{Null: true}
+
+// relation names a relation file: from the catalog (schema.name), else
+// from the WAL (with its relkind); nulls where neither knows it.
+func (e *Exporter) relation(loc decode.RelFileLocator) *relName {
+	n := &relName{nullName, nullName, nullName}
+	if q := e.cfg.Catalog.Name(loc); q != "" {
+		if sch, rel, ok := strings.Cut(q, "."); ok {
+			n.schema, n.name = Value{S: sch}, Value{S: rel}
+		} else {
+			n.name = Value{S: q}
+		}
+		return n
+	}
+	x, ok := e.cfg.WALNames.Lookup(loc)
+	if !ok {
+		return n
+	}
+	n.name = Value{S: x.Name}
+	if x.DB == 0 {
+		n.schema = Value{S: "pg_catalog"} // shared catalogs
+	} else if sch, ok := e.cfg.WALNames.NamespaceName(x.DB, x.NamespaceOID); ok {
+		n.schema = Value{S: sch}
+	}
+	if x.Kind != 0 {
+		n.kind = Value{S: string(rune(x.Kind))}
+	}
+	return n
 }
 
 func b2u(b bool) uint64 {
@@ -505,7 +595,16 @@ func (e *Exporter) writeTx(x *analyze.XidVolume) error {
 // segments, the transactions without an end) and completes every file.
 // facts (may be nil) gives the segment files' sizes and problems; end is
 // where reading stopped.
-func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) error {
+func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) (err error) {
+	defer func() {
+		if err != nil {
+			e.Abort()
+			return
+		}
+		// Every file complete: the datasets are published (or none is).
+		err = e.publish()
+		e.dropStaging()
+	}()
 	e.closeWG.Wait()
 	if err := e.closeErrIf(); err != nil {
 		e.Abort()
@@ -551,6 +650,11 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) error {
 			r[12] = Value{U: uint64(c.DistinctBlocks)}
 			for k := range 10 {
 				r[13+k] = Value{U: c.Tenths[k]}
+			}
+			if c.Checkpoint == 0 {
+				r[23] = Value{Null: true}
+			} else {
+				r[23] = Value{S: c.Cause.String()}
 			}
 			tli := xlog.TimeLineID(1)
 			if e.cfg.PartitionBy == PartitionTimeline {
@@ -689,10 +793,22 @@ func (e *Exporter) closeErrIf() error {
 func (e *Exporter) Abort() {
 	e.closeWG.Wait()
 	e.tx.abort()
+	e.dropStaging()
 }
 
 // Want reports whether the table is exported.
 func (e *Exporter) Want(table string) bool { return e.want[table] }
+
+// NeedsNames reports whether the export names relations (Catalog,
+// WALNames): records and blocks do.
+func (c *Config) NeedsNames() bool {
+	for _, t := range c.Tables {
+		if t == TableRecords || t == TableBlocks {
+			return true
+		}
+	}
+	return false
+}
 
 // NeedsCycles reports whether the export needs the checkpoint cycles (a
 // first pass over the checkpoint records).

@@ -2,78 +2,127 @@ package export
 
 import (
 	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/zstd"
 )
 
-// The Parquet writer keeps a whole row group in its own column buffers,
-// reused from one row group to the next, and hands them to pqarrow as Arrow
-// arrays without copying. Low-cardinality strings (Column.Dict) are kept as
-// indices into the row group's dictionary and written as Arrow dictionary
-// arrays, which pqarrow stores as the Parquet dictionary page and RLE
-// indices without hashing every value again. (Building rows with Arrow's
-// builders spent most of the export's time clearing freshly allocated
-// buffers and hashing strings; pqarrow keeps a dictionary only while it does
-// not change within a row group, hence a whole row group per write.)
+// The Parquet writer writes the file format itself (parquet-format's
+// README and parquet.thrift): for each row group, one column chunk per
+// column, each a dictionary page (for Column.Dict) and one data page (v1),
+// zstd-compressed; then the footer, a Thrift FileMetaData. It keeps a whole
+// row group in its own column buffers, reused from one row group and file
+// to the next.
+//
+// Why not arrow-go: its parquet/file package links arrow/compute (through
+// parquet/internal/encoding), and pqarrow links Arrow Flight and gRPC; a
+// program writing one column with it is 32.7 MB (22.7 MB stripped) and
+// initialises for about 1 ms, where walscope must start as fast as
+// pg_waldump (scripts/bench-start.sh). The subset written here is what
+// every engine reads: plain signed INT32/INT64, BOOLEAN, UTF8 byte arrays,
+// TIMESTAMP(MICROS, UTC); PLAIN, RLE_DICTIONARY, DELTA_BINARY_PACKED and
+// DELTA_BYTE_ARRAY encodings; RLE definition levels; statistics with the type-defined
+// column order. The tests read it back with arrow-go, DuckDB, polars and
+// arrow-rs (internal/duckdbtest, internal/readertest).
 
-// dictType is the Arrow type of dictionary-encoded string columns: Arrow
-// readers (pyarrow, pandas) see them as dictionary<int32, utf8> (pandas: a
-// category); the Parquet column is a UTF8 byte array either way.
-var dictType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+// Parquet enums (parquet.thrift).
+const (
+	pqBoolean   = 0 // Type
+	pqInt32     = 1
+	pqInt64     = 2
+	pqByteArray = 6
 
-// ArrowSchema returns the Arrow schema of s, with the file metadata.
-func ArrowSchema(s *Schema, o Options) *arrow.Schema {
-	fields := make([]arrow.Field, len(s.Columns))
-	for i, c := range s.Columns {
-		fields[i] = arrow.Field{Name: c.Name, Type: arrowType(c), Nullable: c.Nullable}
+	pqRequired = 0 // FieldRepetitionType
+	pqOptional = 1
+
+	pqUTF8            = 0 // ConvertedType
+	pqTimestampMicros = 10
+
+	encPlain              = 0 // Encoding
+	encRLE                = 3
+	encDeltaBinaryPacked  = 5
+	encDeltaByteArray     = 7
+	encRLEDictionary      = 8
+	codecZstd             = 6 // CompressionCodec
+	pageData              = 0 // PageType
+	pageDictionary        = 2
+	deltaBlock            = 128 // DELTA_BINARY_PACKED: values per block
+	deltaMiniblocks       = 4   // miniblocks per block
+	deltaMiniblockValues  = deltaBlock / deltaMiniblocks
+	maxBitPackedRunGroups = 63 // groups of 8 per bit-packed run: a one-byte header
+)
+
+var parquetMagic = []byte("PAR1")
+
+// zstdEncoder compresses pages (level 1: SpeedFastest, as the arrow-go
+// writer did), made on first use so that commands that write no Parquet
+// do not pay for it.
+var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true))
+	if err != nil {
+		panic(err) // only for invalid options
 	}
-	keys, vals := metadata(s, o)
-	md := arrow.NewMetadata(keys, vals)
-	return arrow.NewSchema(fields, &md)
-}
-
-func arrowType(c Column) arrow.DataType {
-	switch c.Kind {
-	case Uint64:
-		return arrow.PrimitiveTypes.Uint64
-	case Uint32:
-		return arrow.PrimitiveTypes.Uint32
-	case Uint16:
-		return arrow.PrimitiveTypes.Uint16
-	case Uint8:
-		return arrow.PrimitiveTypes.Uint8
-	case Int32:
-		return arrow.PrimitiveTypes.Int32
-	case Bool:
-		return arrow.FixedWidthTypes.Boolean
-	case String:
-		if c.Dict {
-			return dictType
-		}
-		return arrow.BinaryTypes.String
-	case Time:
-		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-	}
-	panic("export: unknown column kind")
-}
+	return e
+})
 
 type parquetWriter struct {
 	fileBase
 	bw     *bufio.Writer
-	fw     *pqarrow.FileWriter
-	schema *arrow.Schema
+	off    int64 // bytes written
+	fcols  []FileColumn
 	cols   []column
 	key    string // of the column buffers' shape (columnsKey)
 	group  int    // rows per row group
 	n      int    // rows buffered
 	rows   int64
+	groups []groupMeta
+	keys   []string
+	vals   []string
+	*scratch
+}
+
+// scratch is a writer's buffers for its pages, reused for every page and
+// (scratchPool) from file to file.
+type scratch struct {
+	body, comp []byte
+	th         thriftWriter
+	levels     []int32
+	vals64     []int64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// groupMeta and chunkMeta are what the footer says of a row group and its
+// column chunks (RowGroup, ColumnChunk and ColumnMetaData).
+type groupMeta struct {
+	chunks      []chunkMeta
+	rows        int64
+	off         int64
+	uncomp, cmp int64
+}
+
+type chunkMeta struct {
+	dataOff, dictOff int64 // dictOff < 0: no dictionary page
+	values           int64
+	uncomp, cmp      int64
+	enc              int32 // of the data page
+	stats            chunkStats
+}
+
+type chunkStats struct {
+	nulls    int64
+	min, max []byte // plain-encoded; nil: none
+	// legacy also writes the deprecated min/max fields (numeric columns,
+	// whose old signed order is the type's)
+	legacy bool
 }
 
 func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) {
@@ -81,43 +130,20 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 	if rg <= 0 {
 		rg = DefaultRowGroupRows
 	}
-	popts := []parquet.WriterProperty{
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCompressionLevel(1),
-		parquet.WithMaxRowGroupLength(int64(rg)),
-		parquet.WithDictionaryDefault(false),
-		parquet.WithStats(true),
-		parquet.WithCreatedBy("walscope"),
-	}
-	for _, c := range s.Columns {
-		if c.Dict {
-			popts = append(popts, parquet.WithDictionaryFor(c.Name, true))
-		}
-		if (c.Kind == Uint64 || c.Kind == Time) && !c.Dict {
-			// LSNs, lengths and times are small deltas: packed, there is
-			// little left for zstd to do (it was half the export's time).
-			popts = append(popts, parquet.WithEncodingFor(c.Name, parquet.Encodings.DeltaBinaryPacked))
-		}
-		if c.Kind == String && (!c.Dict || !c.Stats) {
-			// min/max of free text (descriptions) prune nothing, nor do
-			// those of names every row group holds (rmgr, record_type):
-			// and for a dictionary array pqarrow finds them by hashing
-			// every index again (a tenth of the writer's time).
-			popts = append(popts, parquet.WithStatsFor(c.Name, false))
-		}
-	}
-	as := ArrowSchema(s, o)
-	bw := bufio.NewWriterSize(b.f, 1<<20)
-	fw, err := pqarrow.NewFileWriter(as, bw, parquet.NewWriterProperties(popts...),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
+	if _, err := b.f.Write(parquetMagic); err != nil {
 		b.abort()
 		return nil, err
 	}
-	w := &parquetWriter{fileBase: b, bw: bw, fw: fw, schema: as, group: rg, key: columnsKey(s)}
+	w := &parquetWriter{fileBase: b, bw: bufio.NewWriterSize(b.f, 1<<20), off: 4, fcols: s.FileColumns(), group: rg, key: columnsKey(s),
+		scratch: scratchPool.Get().(*scratch)}
+	w.keys, w.vals = metadata(s, o)
 	if w.cols = getColumns(w.key); w.cols == nil {
-		for _, c := range s.Columns {
-			w.cols = append(w.cols, newColumn(c))
+		for _, c := range w.fcols {
+			col := newColumn(c, rg)
+			if t, ok := col.(*lsnTextColumn); ok {
+				t.lsn = w.cols[len(w.cols)-1].(*int64Column)
+			}
+			w.cols = append(w.cols, col)
 		}
 	}
 	return w, nil
@@ -138,10 +164,16 @@ const keepColumns = 4
 // columnsKey identifies the shape of a schema's column buffers.
 func columnsKey(s *Schema) string {
 	b := make([]byte, 0, 2*len(s.Columns))
-	for _, c := range s.Columns {
+	for _, c := range s.FileColumns() {
 		k := byte(c.Kind)
 		if c.Dict {
 			k |= 0x80
+		}
+		if c.LSNText {
+			k |= 0x40
+		}
+		if c.Delta {
+			k |= 0x20
 		}
 		b = append(b, k)
 	}
@@ -162,6 +194,10 @@ func getColumns(key string) []column {
 
 // release hands the column buffers back for the next file.
 func (w *parquetWriter) release() {
+	if w.scratch != nil {
+		scratchPool.Put(w.scratch)
+		w.scratch = nil
+	}
 	if w.cols != nil {
 		for _, c := range w.cols {
 			c.reset()
@@ -179,7 +215,7 @@ func (w *parquetWriter) Rows() int64 { return w.rows }
 
 func (w *parquetWriter) Write(r Row) error {
 	for i, c := range w.cols {
-		c.add(&r[i])
+		c.add(&r[w.fcols[i].Of])
 	}
 	w.rows++
 	w.n++
@@ -194,25 +230,105 @@ func (w *parquetWriter) flush() error {
 	if w.n == 0 {
 		return nil
 	}
-	arrs := make([]arrow.Array, len(w.cols))
+	g := groupMeta{rows: int64(w.n), off: w.off, chunks: make([]chunkMeta, len(w.cols))}
 	for i, c := range w.cols {
-		arrs[i] = c.array(w.n)
+		m := &g.chunks[i]
+		m.dictOff = -1
+		m.values = int64(w.n)
+		if err := c.write(w, m, w.fcols[i].Nullable, w.n); err != nil {
+			return err
+		}
+		if !w.fcols[i].Dict && w.fcols[i].Kind == String || w.fcols[i].Dict && !w.fcols[i].Stats || w.fcols[i].Kind == Bool {
+			// min/max of free text (descriptions) prune nothing, nor do
+			// those of names every row group holds (rmgr, record_type)
+			m.stats.min, m.stats.max = nil, nil
+		}
+		g.uncomp += m.uncomp
+		g.cmp += m.cmp
 	}
-	rec := array.NewRecordBatch(w.schema, arrs, int64(w.n))
-	err := w.fw.Write(rec)
-	rec.Release()
-	for i, c := range w.cols {
-		arrs[i].Release()
-		c.reset()
+	for _, c := range w.cols {
+		c.reset() // after all: a text twin reads the column before it
 	}
+	w.groups = append(w.groups, g)
 	w.n = 0
-	return err
+	return nil
+}
+
+// page writes one page: header, then body compressed.
+func (w *parquetWriter) page(m *chunkMeta, typ int32, body []byte, values int, enc int32) error {
+	if len(body) > math.MaxInt32 {
+		// page sizes are int32 (PageHeader)
+		return fmt.Errorf("%s: a column of a row group holds %d bytes, more than a Parquet page can: use a smaller --row-group", w.path, len(body))
+	}
+	w.comp = zstdEncoder().EncodeAll(body, w.comp[:0])
+	t := &w.th
+	t.reset()
+	t.i32(1, typ)
+	t.i32(2, int32(len(body)))
+	t.i32(3, int32(len(w.comp)))
+	if typ == pageData {
+		t.begin(5) // DataPageHeader
+		t.i32(1, int32(values))
+		t.i32(2, enc)
+		t.i32(3, encRLE)
+		t.i32(4, encRLE)
+		t.end()
+	} else {
+		t.begin(7) // DictionaryPageHeader
+		t.i32(1, int32(values))
+		t.i32(2, encPlain)
+		t.end()
+	}
+	t.end()
+	if typ == pageData {
+		m.dataOff = w.off
+	} else {
+		m.dictOff = w.off
+	}
+	if _, err := w.bw.Write(t.b); err != nil {
+		return err
+	}
+	if _, err := w.bw.Write(w.comp); err != nil {
+		return err
+	}
+	n := int64(len(t.b))
+	m.uncomp += n + int64(len(body))
+	m.cmp += n + int64(len(w.comp))
+	w.off += n + int64(len(w.comp))
+	return nil
+}
+
+// startBody begins a data page's body: the definition levels of a nullable
+// column (RLE/bit-packed hybrid of width 1, after their 4-byte length).
+func (w *parquetWriter) startBody(nullable bool, v *validity, n int) []byte {
+	b := w.body[:0]
+	if !nullable {
+		return b
+	}
+	b = append(b, 0, 0, 0, 0)
+	if v.nulls == 0 {
+		b = binary.AppendUvarint(b, uint64(n)<<1)
+		b = append(b, 1)
+	} else {
+		// The validity bitmap is the bit-packed levels (LSB first).
+		groups := (n + 7) / 8
+		for g := 0; g < groups; g += maxBitPackedRunGroups {
+			k := min(maxBitPackedRunGroups, groups-g)
+			b = binary.AppendUvarint(b, uint64(k)<<1|1)
+			b = append(b, v.bits[g:g+k]...)
+		}
+		if n%8 != 0 {
+			b[len(b)-1] &= byte(1)<<(n%8) - 1
+		}
+	}
+	binary.LittleEndian.PutUint32(b[0:4], uint32(len(b)-4))
+	return b
 }
 
 func (w *parquetWriter) Close() error {
 	err := w.flush()
 	if err == nil {
-		err = w.fw.Close() // writes the footer
+		err = w.footer()
 	}
 	if err == nil {
 		err = w.bw.Flush()
@@ -230,38 +346,173 @@ func (w *parquetWriter) Abort() {
 	w.abort()
 }
 
+// footer writes the FileMetaData, its length and the magic.
+func (w *parquetWriter) footer() error {
+	t := &w.th
+	t.reset()
+	t.i32(1, 2) // version
+	t.list(2, thriftStruct, 1+len(w.fcols))
+	t.elem() // the root
+	t.str(4, "schema")
+	t.i32(5, int32(len(w.fcols)))
+	t.end()
+	for _, c := range w.fcols {
+		t.elem()
+		t.i32(1, physicalType(c.Kind))
+		rep := int32(pqRequired)
+		if c.Nullable {
+			rep = pqOptional
+		}
+		t.i32(3, rep)
+		t.str(4, c.Name)
+		switch c.Kind {
+		case String:
+			t.i32(6, pqUTF8)
+			t.begin(10) // LogicalType
+			t.begin(1)  // STRING
+			t.end()
+			t.end()
+		case Time:
+			t.i32(6, pqTimestampMicros)
+			t.begin(10) // LogicalType
+			t.begin(8)  // TIMESTAMP
+			t.boolean(1, true)
+			t.begin(2) // unit
+			t.begin(2) // MICROS
+			t.end()
+			t.end()
+			t.end()
+			t.end()
+		}
+		t.end()
+	}
+	t.i64(3, w.rows)
+	t.list(4, thriftStruct, len(w.groups))
+	for _, g := range w.groups {
+		t.elem()
+		t.list(1, thriftStruct, len(g.chunks))
+		for i, m := range g.chunks {
+			c := w.fcols[i]
+			first := m.dataOff
+			if m.dictOff >= 0 {
+				first = m.dictOff
+			}
+			t.elem()
+			t.i64(2, first)
+			t.begin(3) // ColumnMetaData
+			t.i32(1, physicalType(c.Kind))
+			if m.dictOff >= 0 {
+				t.listI32(2, []int32{encPlain, encRLE, encRLEDictionary})
+			} else {
+				t.listI32(2, []int32{m.enc, encRLE})
+			}
+			t.listStr(3, c.Name)
+			t.i32(4, codecZstd)
+			t.i64(5, m.values)
+			t.i64(6, m.uncomp)
+			t.i64(7, m.cmp)
+			t.i64(9, m.dataOff)
+			if m.dictOff >= 0 {
+				t.i64(11, m.dictOff)
+			}
+			t.begin(12) // Statistics
+			if m.stats.min != nil && m.stats.legacy {
+				t.binary(1, m.stats.max)
+				t.binary(2, m.stats.min)
+			}
+			t.i64(3, m.stats.nulls)
+			if m.stats.min != nil {
+				t.binary(5, m.stats.max)
+				t.binary(6, m.stats.min)
+			}
+			t.end()
+			t.end() // ColumnMetaData
+			t.end() // ColumnChunk
+		}
+		t.i64(2, g.uncomp)
+		t.i64(3, g.rows)
+		t.i64(5, g.off)
+		t.i64(6, g.cmp)
+		t.end()
+	}
+	t.list(5, thriftStruct, len(w.keys))
+	for i := range w.keys {
+		t.elem()
+		t.str(1, w.keys[i])
+		t.str(2, w.vals[i])
+		t.end()
+	}
+	t.str(6, "walscope")
+	t.list(7, thriftStruct, len(w.fcols)) // column_orders
+	for range w.fcols {
+		t.elem()
+		t.begin(1) // TYPE_ORDER
+		t.end()
+		t.end()
+	}
+	t.end()
+	t.b = binary.LittleEndian.AppendUint32(t.b, uint32(len(t.b)))
+	t.b = append(t.b, parquetMagic...)
+	_, err := w.bw.Write(t.b)
+	return err
+}
+
+func physicalType(k Kind) int32 {
+	switch k {
+	case Int32:
+		return pqInt32
+	case Bool:
+		return pqBoolean
+	case String:
+		return pqByteArray
+	}
+	return pqInt64 // Int64, Time
+}
+
 // column buffers one column of a row group.
 type column interface {
 	add(*Value)
-	// array returns the first n values as an Arrow array that shares the
-	// buffers: valid until reset.
-	array(n int) arrow.Array
+	// write writes the column chunk of the first n values.
+	write(w *parquetWriter, m *chunkMeta, nullable bool, n int) error
 	reset()
 }
 
-func newColumn(c Column) column {
+func newColumn(c FileColumn, group int) column {
 	switch c.Kind {
-	case Uint64:
-		return &fixedColumn[uint64]{typ: arrowType(c)}
-	case Uint32:
-		return &fixedColumn[uint32]{typ: arrowType(c)}
-	case Uint16:
-		return &fixedColumn[uint16]{typ: arrowType(c)}
-	case Uint8:
-		return &fixedColumn[uint8]{typ: arrowType(c)}
-	case Int32:
-		return &fixedColumn[int32]{typ: arrowType(c)}
-	case Time:
-		return &fixedColumn[int64]{typ: arrowType(c)}
-	case Bool:
-		return &boolColumn{}
-	case String:
-		if c.Dict {
-			return &dictColumn{index: map[string]int32{}}
+	case Int64, Time:
+		if c.LSNText {
+			break
 		}
-		return &stringColumn{}
+		return &int64Column{group: group, delta: c.Delta}
+	case Int32:
+		return &int32Column{group: group}
+	case Bool:
+		return &boolColumn{group: group}
 	}
-	panic("export: unknown column kind")
+	if c.LSNText {
+		return &lsnTextColumn{}
+	}
+	if c.Dict {
+		return &dictColumn{index: map[string]int32{}, group: group}
+	}
+	return &stringColumn{group: group}
+}
+
+// push appends v to a column's buffer. Past its first thousand values a
+// buffer grows to a whole row group at once: doubling copied and cleared
+// the buffers of each new file (a span's) many times over, a fifth of the
+// export's time; small tables keep small buffers.
+func push[T any](s []T, v T, group int) []T {
+	if len(s) == cap(s) {
+		n := max(16, 2*cap(s))
+		if n >= 1024 {
+			n = max(n, group)
+		}
+		ns := make([]T, len(s), n)
+		copy(ns, s)
+		s = ns
+	}
+	return append(s, v)
 }
 
 // validity is a column's null bitmap, made only once a null arrives.
@@ -299,11 +550,9 @@ func (v *validity) set(i int, valid bool) {
 	}
 }
 
-func (v *validity) buffer(n int) *memory.Buffer {
-	if v.nulls == 0 {
-		return nil
-	}
-	return memory.NewBufferBytes(v.bits[:(n+7)/8])
+// valid reports whether row i is not null.
+func (v *validity) valid(i int) bool {
+	return v.nulls == 0 || v.bits[i/8]&(1<<(i%8)) != 0
 }
 
 func (v *validity) reset() {
@@ -315,98 +564,195 @@ func (v *validity) reset() {
 	v.nulls = 0
 }
 
-type fixed interface {
-	uint64 | uint32 | uint16 | uint8 | int32 | int64
-}
-
-type fixedColumn[T fixed] struct {
-	typ   arrow.DataType
-	vals  []T
+// int64Column is INT64 (Int64, Time, an LSN): DELTA_BINARY_PACKED for
+// values that rise by small steps (FileColumn.Delta), else PLAIN.
+type int64Column struct {
+	vals  []int64
 	valid validity
+	group int
+	delta bool
 }
 
-func (c *fixedColumn[T]) add(v *Value) {
-	u := v.U
+func (c *int64Column) add(v *Value) {
+	u := int64(v.U)
 	if v.Null || c.valid.nulls > 0 {
 		c.valid.set(len(c.vals), !v.Null)
 		if v.Null {
 			u = 0
 		}
 	}
-	c.vals = append(c.vals, T(u))
+	c.vals = push(c.vals, u, c.group)
 }
 
-func (c *fixedColumn[T]) array(n int) arrow.Array {
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.vals))), n*size)
-	d := array.NewData(c.typ, n, []*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(raw)}, nil, c.valid.nulls, 0)
-	defer d.Release()
-	return array.MakeFromData(d)
+func (c *int64Column) write(w *parquetWriter, m *chunkMeta, nullable bool, n int) error {
+	vals := c.vals[:n]
+	if c.valid.nulls > 0 {
+		// only the values of valid rows are stored (into scratch: a text
+		// twin reads the column after it)
+		w.vals64 = w.vals64[:0]
+		for i, x := range vals {
+			if c.valid.valid(i) {
+				w.vals64 = append(w.vals64, x)
+			}
+		}
+		vals = w.vals64
+	}
+	b := w.startBody(nullable, &c.valid, n)
+	m.enc = encPlain
+	if c.delta {
+		b = appendDelta(b, vals)
+		m.enc = encDeltaBinaryPacked
+	} else {
+		b = appendPlain64(b, vals)
+	}
+	w.body = b
+	m.stats = chunkStats{nulls: int64(c.valid.nulls), legacy: true}
+	if len(vals) > 0 {
+		lo, hi := vals[0], vals[0]
+		for _, x := range vals[1:] {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		m.stats.min = binary.LittleEndian.AppendUint64(nil, uint64(lo))
+		m.stats.max = binary.LittleEndian.AppendUint64(nil, uint64(hi))
+	}
+	return w.page(m, pageData, b, n, m.enc)
 }
 
-func (c *fixedColumn[T]) reset() {
+// appendPlain64 appends vals PLAIN: little-endian, 8 bytes each.
+func appendPlain64(b []byte, vals []int64) []byte {
+	at := len(b)
+	b = slices.Grow(b, 8*len(vals))[:at+8*len(vals)]
+	for i, x := range vals {
+		binary.LittleEndian.PutUint64(b[at+8*i:], uint64(x))
+	}
+	return b
+}
+
+func (c *int64Column) reset() {
 	c.vals = c.vals[:0]
 	c.valid.reset()
 }
 
-type boolColumn struct {
-	bits  []byte
-	n     int
+// int32Column is INT32, PLAIN.
+type int32Column struct {
+	vals  []int32
 	valid validity
+	group int
 }
 
-func (c *boolColumn) add(v *Value) {
-	c.valid.set(c.n, !v.Null)
-	if c.n/8 >= len(c.bits) {
-		c.bits = append(c.bits, 0)
+func (c *int32Column) add(v *Value) {
+	u := int32(v.U)
+	if v.Null || c.valid.nulls > 0 {
+		c.valid.set(len(c.vals), !v.Null)
+		if v.Null {
+			u = 0
+		}
 	}
-	if !v.Null && v.U != 0 {
-		c.bits[c.n/8] |= 1 << (c.n % 8)
+	c.vals = push(c.vals, u, c.group)
+}
+
+func (c *int32Column) write(w *parquetWriter, m *chunkMeta, nullable bool, n int) error {
+	b := w.startBody(nullable, &c.valid, n)
+	lo, hi, any := int32(math.MaxInt32), int32(math.MinInt32), false
+	for i, x := range c.vals[:n] {
+		if !c.valid.valid(i) {
+			continue
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+		lo, hi, any = min(lo, x), max(hi, x), true
 	}
-	c.n++
+	w.body = b
+	m.enc = encPlain
+	m.stats = chunkStats{nulls: int64(c.valid.nulls), legacy: true}
+	if any {
+		m.stats.min = binary.LittleEndian.AppendUint32(nil, uint32(lo))
+		m.stats.max = binary.LittleEndian.AppendUint32(nil, uint32(hi))
+	}
+	return w.page(m, pageData, b, n, encPlain)
 }
 
-func (c *boolColumn) array(n int) arrow.Array {
-	d := array.NewData(arrow.FixedWidthTypes.Boolean, n,
-		[]*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(c.bits[:(n+7)/8])}, nil, c.valid.nulls, 0)
-	defer d.Release()
-	return array.MakeFromData(d)
-}
-
-func (c *boolColumn) reset() {
-	clear(c.bits)
-	c.bits, c.n = c.bits[:0], 0
+func (c *int32Column) reset() {
+	c.vals = c.vals[:0]
 	c.valid.reset()
 }
 
-// stringColumn is free text: Arrow's offsets and bytes.
+// boolColumn is BOOLEAN, PLAIN (bit-packed, LSB first).
+type boolColumn struct {
+	vals  []bool
+	valid validity
+	group int
+}
+
+func (c *boolColumn) add(v *Value) {
+	if v.Null || c.valid.nulls > 0 {
+		c.valid.set(len(c.vals), !v.Null)
+	}
+	c.vals = push(c.vals, !v.Null && v.U != 0, c.group)
+}
+
+func (c *boolColumn) write(w *parquetWriter, m *chunkMeta, nullable bool, n int) error {
+	b := w.startBody(nullable, &c.valid, n)
+	var cur byte
+	k := 0
+	for i, x := range c.vals[:n] {
+		if !c.valid.valid(i) {
+			continue
+		}
+		if x {
+			cur |= 1 << (k % 8)
+		}
+		k++
+		if k%8 == 0 {
+			b = append(b, cur)
+			cur = 0
+		}
+	}
+	if k%8 != 0 {
+		b = append(b, cur)
+	}
+	w.body = b
+	m.enc = encPlain
+	m.stats = chunkStats{nulls: int64(c.valid.nulls)}
+	return w.page(m, pageData, b, n, encPlain)
+}
+
+func (c *boolColumn) reset() {
+	c.vals = c.vals[:0]
+	c.valid.reset()
+}
+
+// stringColumn is free text: UTF8 BYTE_ARRAY, PLAIN.
 type stringColumn struct {
-	offsets []int32
+	offsets []int32 // end of each value in data
 	data    []byte
 	valid   validity
+	group   int
 }
 
 func (c *stringColumn) add(v *Value) {
-	if len(c.offsets) == 0 {
-		c.offsets = append(c.offsets, 0)
+	if v.Null || c.valid.nulls > 0 {
+		c.valid.set(len(c.offsets), !v.Null)
 	}
-	c.valid.set(len(c.offsets)-1, !v.Null)
 	if !v.Null {
 		c.data = append(c.data, v.S...)
 	}
-	c.offsets = append(c.offsets, int32(len(c.data)))
+	c.offsets = push(c.offsets, int32(len(c.data)), c.group)
 }
 
-func (c *stringColumn) array(n int) arrow.Array {
-	if len(c.offsets) == 0 {
-		c.offsets = append(c.offsets, 0)
+func (c *stringColumn) write(w *parquetWriter, m *chunkMeta, nullable bool, n int) error {
+	b := w.startBody(nullable, &c.valid, n)
+	start := int32(0)
+	for i, end := range c.offsets[:n] {
+		if c.valid.valid(i) {
+			b = binary.LittleEndian.AppendUint32(b, uint32(end-start))
+			b = append(b, c.data[start:end]...)
+		}
+		start = end
 	}
-	offs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.offsets))), (n+1)*4)
-	d := array.NewData(arrow.BinaryTypes.String, n,
-		[]*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(offs), memory.NewBufferBytes(c.data)}, nil, c.valid.nulls, 0)
-	defer d.Release()
-	return array.MakeFromData(d)
+	w.body = b
+	m.enc = encPlain
+	m.stats = chunkStats{nulls: int64(c.valid.nulls)}
+	return w.page(m, pageData, b, n, encPlain)
 }
 
 func (c *stringColumn) reset() {
@@ -414,8 +760,88 @@ func (c *stringColumn) reset() {
 	c.valid.reset()
 }
 
+// lsnTextColumn is the X/Y text twin of an LSN column: it keeps the
+// numbers and formats them into the page, DELTA_BYTE_ARRAY (each value as
+// the length of the prefix it shares with the one before, then the rest):
+// neighbouring LSNs share most of their digits, so only the last few of
+// each are left for zstd (the text plain, zstd took a third of the
+// writer's time).
+type lsnTextColumn struct {
+	lsn            *int64Column // the LSN column it is the twin of, just before it
+	prefix, suffix []int64
+	rest           []byte
+}
+
+func (c *lsnTextColumn) add(*Value) {} // the LSN column has the value
+func (c *lsnTextColumn) reset()     {}
+
+func (c *lsnTextColumn) write(w *parquetWriter, m *chunkMeta, nullable bool, n int) error {
+	src := c.lsn
+	b := w.startBody(nullable, &src.valid, n)
+	if cap(c.prefix) < n {
+		c.prefix, c.suffix, c.rest = make([]int64, 0, n), make([]int64, 0, n), make([]byte, 0, 4*n)
+	}
+	c.prefix, c.suffix, c.rest = c.prefix[:0], c.suffix[:0], c.rest[:0]
+	var prev, cur [32]byte
+	var pl int
+	have := false
+	var last uint64
+	for i, x := range src.vals[:n] {
+		if !src.valid.valid(i) {
+			continue
+		}
+		u := uint64(x)
+		if have && u>>32 == last>>32 && hexDigits(uint32(u)) == hexDigits(uint32(last)) {
+			// The same high half and as many digits in the low one: the
+			// text differs from the nibble where the numbers do on.
+			diff := uint32(u ^ last)
+			k := pl // equal
+			if diff != 0 {
+				k = pl - 1 - (bits.Len32(diff)-1)/4
+			}
+			c.prefix = append(c.prefix, int64(k))
+			c.suffix = append(c.suffix, int64(pl-k))
+			at := len(c.rest)
+			c.rest = appendHexDigits(c.rest, uint32(u), pl-k)
+			copy(prev[k:pl], c.rest[at:])
+			last = u
+			continue
+		}
+		t := AppendLSN(cur[:0], u)
+		k := 0
+		for k < len(t) && k < pl && t[k] == prev[k] {
+			k++
+		}
+		c.prefix = append(c.prefix, int64(k))
+		c.suffix = append(c.suffix, int64(len(t)-k))
+		c.rest = append(c.rest, t[k:]...)
+		pl = copy(prev[:], t)
+		have, last = true, u
+	}
+	b = appendDelta(b, c.prefix)
+	b = appendDelta(b, c.suffix)
+	b = append(b, c.rest...)
+	w.body = b
+	m.enc = encDeltaByteArray
+	m.stats = chunkStats{nulls: int64(src.valid.nulls)}
+	return w.page(m, pageData, b, n, encDeltaByteArray)
+}
+
+// hexDigits is the length of v in hex, without leading zeros.
+func hexDigits(v uint32) int { return max(1, (bits.Len32(v)+3)/4) }
+
+// appendHexDigits appends the last n hex digits of v.
+func appendHexDigits(b []byte, v uint32, n int) []byte {
+	const digits = "0123456789ABCDEF"
+	for i := n - 1; i >= 0; i-- {
+		b = append(b, digits[v>>(4*i)&0xF])
+	}
+	return b
+}
+
 // dictColumn is a low-cardinality string: indices into the distinct values
-// of the row group, in order of appearance.
+// of the row group, in order of appearance, written as the dictionary page
+// and RLE_DICTIONARY indices.
 type dictColumn struct {
 	idx    []int32
 	values []string
@@ -426,6 +852,7 @@ type dictColumn struct {
 	// string, so its bytes stay what they were.
 	seen  [64]dictSeen
 	valid validity
+	group int
 }
 
 type dictSeen struct {
@@ -438,13 +865,13 @@ func (c *dictColumn) add(v *Value) {
 		c.valid.set(len(c.idx), !v.Null)
 	}
 	if v.Null {
-		c.idx = append(c.idx, 0)
+		c.idx = push(c.idx, -1, c.group)
 		return
 	}
-	p := unsafe.StringData(v.S)
-	e := &c.seen[(uintptr(unsafe.Pointer(p))>>3^uintptr(len(v.S)))%uintptr(len(c.seen))]
-	if unsafe.StringData(e.s) == p && len(e.s) == len(v.S) && p != nil {
-		c.idx = append(c.idx, e.ix)
+	p := unsafeStringData(v.S)
+	e := &c.seen[(p>>3^uintptr(len(v.S)))%uintptr(len(c.seen))]
+	if unsafeStringData(e.s) == p && len(e.s) == len(v.S) && p != 0 {
+		c.idx = push(c.idx, e.ix, c.group)
 		return
 	}
 	ix, ok := c.index[v.S]
@@ -454,21 +881,52 @@ func (c *dictColumn) add(v *Value) {
 		c.index[v.S] = ix
 	}
 	*e = dictSeen{v.S, ix}
-	c.idx = append(c.idx, ix)
+	c.idx = push(c.idx, ix, c.group)
 }
 
-func (c *dictColumn) array(n int) arrow.Array {
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.idx))), n*4)
-	id := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{c.valid.buffer(n), memory.NewBufferBytes(raw)}, nil, c.valid.nulls, 0)
-	defer id.Release()
-	ix := array.MakeFromData(id)
-	defer ix.Release()
-	sb := array.NewStringBuilder(memory.DefaultAllocator)
-	defer sb.Release()
-	sb.AppendValues(c.values, nil)
-	dict := sb.NewArray()
-	defer dict.Release()
-	return array.NewDictionaryArray(dictType, ix, dict)
+func (c *dictColumn) write(w *parquetWriter, m *chunkMeta, nullable bool, n int) error {
+	// The dictionary page: the values, PLAIN.
+	b := w.body[:0]
+	var lo, hi string
+	for i, s := range c.values {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
+		b = append(b, s...)
+		if i == 0 || s < lo {
+			lo = s
+		}
+		if i == 0 || s > hi {
+			hi = s
+		}
+	}
+	w.body = b
+	if err := w.page(m, pageDictionary, b, len(c.values), encPlain); err != nil {
+		return err
+	}
+	// The data page: levels, the indices' bit width, the indices.
+	b = w.startBody(nullable, &c.valid, n)
+	width := max(1, bits.Len(uint(len(c.values))-1))
+	if len(c.values) == 0 {
+		width = 1
+	}
+	b = append(b, byte(width))
+	idx := c.idx[:n]
+	if c.valid.nulls > 0 {
+		w.levels = w.levels[:0]
+		for _, x := range idx {
+			if x >= 0 {
+				w.levels = append(w.levels, x)
+			}
+		}
+		idx = w.levels
+	}
+	b = appendHybrid(b, idx, width)
+	w.body = b
+	m.enc = encRLEDictionary
+	m.stats = chunkStats{nulls: int64(c.valid.nulls)}
+	if len(c.values) > 0 {
+		m.stats.min, m.stats.max = []byte(lo), []byte(hi)
+	}
+	return w.page(m, pageData, b, n, encRLEDictionary)
 }
 
 func (c *dictColumn) reset() {
@@ -477,3 +935,126 @@ func (c *dictColumn) reset() {
 	c.seen = [len(c.seen)]dictSeen{}
 	c.valid.reset()
 }
+
+// appendHybrid appends vals (each below 1<<width) in the RLE/bit-packed
+// hybrid encoding: runs of 8 or more equal values as RLE runs, the rest
+// bit-packed in groups of 8 (the last group padded with zeros).
+func appendHybrid(b []byte, vals []int32, width int) []byte {
+	vb := (width + 7) / 8
+	var group [8]uint64
+	i, n := 0, len(vals)
+	for i < n {
+		j := i + 1
+		for j < n && vals[j] == vals[i] {
+			j++
+		}
+		if j-i >= 8 {
+			b = binary.AppendUvarint(b, uint64(j-i)<<1)
+			for k := range vb {
+				b = append(b, byte(uint32(vals[i])>>(8*k)))
+			}
+			i = j
+			continue
+		}
+		// Bit-pack groups of 8 until a run of 8 starts at a group's end.
+		start, groups := i, 0
+		for i < n && groups < maxBitPackedRunGroups {
+			i += 8
+			groups++
+			if i < n {
+				k := i + 1
+				for k < n && k < i+8 && vals[k] == vals[i] {
+					k++
+				}
+				if k-i >= 8 {
+					break
+				}
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(groups)<<1|1)
+		for g := range groups {
+			for k := range 8 {
+				at := start + 8*g + k
+				group[k] = 0
+				if at < n {
+					group[k] = uint64(uint32(vals[at]))
+				}
+			}
+			b = appendPacked(b, group[:], uint(width))
+		}
+		i = min(i, n)
+	}
+	return b
+}
+
+// appendPacked appends vals, width bits each, LSB first (the bit packing
+// of both the hybrid encoding and DELTA_BINARY_PACKED); len(vals)*width is
+// a multiple of 8.
+func appendPacked(b []byte, vals []uint64, width uint) []byte {
+	if width == 0 {
+		return b
+	}
+	var acc uint64
+	var nb uint
+	for _, v := range vals {
+		acc |= v << nb
+		if nb+width >= 64 {
+			b = binary.LittleEndian.AppendUint64(b, acc)
+			acc = v >> (64 - nb) // 0 when nb is 0
+			nb = nb + width - 64
+		} else {
+			nb += width
+		}
+	}
+	for ; nb > 0; nb -= 8 {
+		b = append(b, byte(acc))
+		acc >>= 8
+	}
+	return b
+}
+
+// appendDelta appends vals in the DELTA_BINARY_PACKED encoding: blocks of
+// 128 deltas in 4 miniblocks of 32, each packed at its own bit width above
+// the block's smallest delta.
+func appendDelta(b []byte, vals []int64) []byte {
+	b = binary.AppendUvarint(b, deltaBlock)
+	b = binary.AppendUvarint(b, deltaMiniblocks)
+	b = binary.AppendUvarint(b, uint64(len(vals)))
+	if len(vals) == 0 {
+		return binary.AppendVarint(b, 0)
+	}
+	b = binary.AppendVarint(b, vals[0])
+	var d [deltaBlock]int64
+	var u [deltaMiniblockValues]uint64
+	for i := 1; i < len(vals); i += deltaBlock {
+		m := min(deltaBlock, len(vals)-i)
+		lo := int64(math.MaxInt64)
+		for k := range m {
+			d[k] = vals[i+k] - vals[i+k-1]
+			lo = min(lo, d[k])
+		}
+		b = binary.AppendVarint(b, lo)
+		widths := len(b)
+		b = append(b, 0, 0, 0, 0)
+		for mb := range deltaMiniblocks {
+			first := mb * deltaMiniblockValues
+			if first >= m {
+				break // width 0, no bytes
+			}
+			last := min(first+deltaMiniblockValues, m)
+			var or uint64
+			for k := first; k < last; k++ {
+				u[k-first] = uint64(d[k] - lo)
+				or |= u[k-first]
+			}
+			clear(u[last-first:])
+			width := bits.Len64(or)
+			b[widths+mb] = byte(width)
+			b = appendPacked(b, u[:], uint(width))
+		}
+	}
+	return b
+}
+
+// unsafeStringData is where a string's bytes are, as a number.
+func unsafeStringData(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }

@@ -2,26 +2,33 @@ package export
 
 // The tables of `walscope export` (docs/schema.md documents them).
 
-// SchemaVersion is written in every exported file's key-value metadata
-// (walscope.schema_version) and, for JSON Lines and CSV, in a sidecar
-// _schema.json of each table directory. It changes when a column changes
-// meaning or type; columns may be added without a change.
-const SchemaVersion = "1"
+// SchemaVersion is written in every exported Parquet file's key-value
+// metadata (walscope.schema_version). It changes when a column changes
+// meaning or type; columns may be added without a change. Version 2 made
+// every integer signed (Spark, Hive and Trino refuse or widen unsigned
+// Parquet types), added the X/Y text twin of each LSN column and the
+// relation names (docs/schema.md lists the changes).
+const SchemaVersion = "2"
 
 // Kind is a column's type.
 type Kind uint8
 
-// Column kinds: in Parquet, unsigned integers carry their logical type
-// (UINT_16/32/64), Time is a TIMESTAMP(MICROS, UTC).
+// Column kinds. In Parquet: Int64 and Int32 are the plain signed physical
+// types (no logical type: every engine reads them natively), Time is an
+// INT64 TIMESTAMP(MICROS, isAdjustedToUTC=true), String a UTF8 byte array.
+// Every value people add up (lengths, counts, bytes) is Int64, whatever
+// its range: polars sums an Int32 column into an Int32, which overflows;
+// Int32 is kept for versions, sizes and flags. LSN is an Int64 column
+// followed by its text twin (the column's name with
+// "_text": PostgreSQL's X/Y form, as pg_lsn prints it), made by the writers
+// from the one Value.
 const (
-	Uint64 Kind = iota
-	Uint32
-	Uint16
-	Uint8
+	Int64 Kind = iota
 	Int32
 	Bool
 	String
 	Time
+	LSN
 )
 
 // Column is one column of a table.
@@ -30,13 +37,21 @@ type Column struct {
 	Kind     Kind
 	Nullable bool
 	// Dict marks low cardinality: dictionary-encoded in Parquet (RLE of
-	// indices, then zstd of little); strings are Arrow dictionaries too.
+	// indices, then zstd of little).
 	Dict bool
 	// Stats keeps min/max statistics for a Dict string column (other
 	// columns always have them): for columns whose values cluster by
 	// position (a segment's name), which readers can prune row groups on.
 	Stats bool
+	// Delta marks an Int64 column that rises by small steps, written
+	// DELTA_BINARY_PACKED (as LSN and Time columns always are): packed,
+	// they leave zstd little to do; lengths, xids and OIDs, which jump
+	// about, are smaller and faster PLAIN.
+	Delta bool
 }
+
+// TextSuffix names the text twin of an LSN column.
+const TextSuffix = "_text"
 
 // Schema is one table's columns.
 type Schema struct {
@@ -44,8 +59,9 @@ type Schema struct {
 	Columns []Column
 }
 
-// Value is one cell: U holds unsigned and boolean values (1 for true) and
-// Time as microseconds since the Unix epoch (as int64 bits), S strings.
+// Value is one cell: U holds integers (as int64 bits: every value fits in
+// 63 bits), booleans (1 for true) and Time as microseconds since the Unix
+// epoch (as int64 bits), S strings.
 type Value struct {
 	U    uint64
 	S    string
@@ -69,6 +85,60 @@ func (s *Schema) Index(name string) int {
 func (s Schema) With(cols ...Column) *Schema {
 	s.Columns = append(append([]Column(nil), s.Columns...), cols...)
 	return &s
+}
+
+// FileColumn is a column as the files hold it: an LSN column is two.
+type FileColumn struct {
+	Name     string
+	Kind     Kind // Int64, Int32, Bool, String or Time
+	Nullable bool
+	Dict     bool
+	Stats    bool
+	Delta    bool // DELTA_BINARY_PACKED (Int64 and Time)
+	// Of is the position of the Row's Value the column is made from.
+	Of int
+	// LSNText marks the text twin of an LSN column (Kind String).
+	LSNText bool
+}
+
+// FileColumns returns the columns the files of s hold, in order: each LSN
+// column is followed by its text twin.
+func (s *Schema) FileColumns() []FileColumn {
+	out := make([]FileColumn, 0, len(s.Columns)+4)
+	for i, c := range s.Columns {
+		f := FileColumn{Name: c.Name, Kind: c.Kind, Nullable: c.Nullable, Dict: c.Dict, Stats: c.Stats, Of: i,
+			Delta: c.Delta || c.Kind == Time || c.Kind == LSN}
+		if c.Kind != LSN {
+			out = append(out, f)
+			continue
+		}
+		f.Kind = Int64
+		out = append(out, f, FileColumn{Name: c.Name + TextSuffix, Kind: String, Nullable: c.Nullable, Of: i, LSNText: true})
+	}
+	return out
+}
+
+// AppendLSN appends an LSN in PostgreSQL's X/Y form (upper-case hex, no
+// leading zeros: pg_lsn's output, pg_waldump's).
+func AppendLSN(b []byte, lsn uint64) []byte {
+	b = appendHex(b, uint32(lsn>>32))
+	b = append(b, '/')
+	return appendHex(b, uint32(lsn))
+}
+
+func appendHex(b []byte, v uint32) []byte {
+	const digits = "0123456789ABCDEF"
+	if v == 0 {
+		return append(b, '0')
+	}
+	var tmp [8]byte
+	i := len(tmp)
+	for v != 0 {
+		i--
+		tmp[i] = digits[v&0xF]
+		v >>= 4
+	}
+	return append(b, tmp[i:]...)
 }
 
 // Table names.
@@ -107,34 +177,52 @@ const (
 	RecXlogBlcksz
 	RecSegmentSize
 	RecInfo
+	RecTablespace
+	RecDatabase
+	RecRelfilenode
+	RecSchemaName
+	RecRelationName
+	RecRelkind
 	recColumns
 )
 
+// relationColumns name the relation of a block reference (in records: of
+// the first, the one `stats --by relation` counts the record for), from
+// the same sources: the catalog file, then the names the WAL carries.
+var relationColumns = []Column{
+	{Name: "schema_name", Kind: String, Nullable: true, Dict: true},
+	{Name: "relation_name", Kind: String, Nullable: true, Dict: true},
+	{Name: "relkind", Kind: String, Nullable: true, Dict: true},
+}
+
 // RecordsSchema is the records table: one row per record.
-var RecordsSchema = &Schema{Table: TableRecords, Columns: []Column{
-	{Name: "lsn", Kind: Uint64},
-	{Name: "end_lsn", Kind: Uint64},
-	{Name: "prev_lsn", Kind: Uint64},
-	{Name: "timeline", Kind: Uint32},
+var RecordsSchema = &Schema{Table: TableRecords, Columns: append([]Column{
+	{Name: "lsn", Kind: LSN},
+	{Name: "end_lsn", Kind: LSN},
+	{Name: "prev_lsn", Kind: LSN},
+	{Name: "timeline", Kind: Int64},
 	{Name: "segment", Kind: String, Dict: true, Stats: true},
-	{Name: "xid", Kind: Uint32},
-	{Name: "toplevel_xid", Kind: Uint32},
+	{Name: "xid", Kind: Int64},
+	{Name: "toplevel_xid", Kind: Int64},
 	{Name: "rmgr", Kind: String, Dict: true},
 	{Name: "record_type", Kind: String, Dict: true},
-	{Name: "total_length", Kind: Uint32},
-	{Name: "main_data_length", Kind: Uint32},
-	{Name: "block_count", Kind: Uint8},
-	{Name: "image_count", Kind: Uint8},
-	{Name: "image_bytes", Kind: Uint32},
-	{Name: "image_bytes_uncompressed", Kind: Uint32},
+	{Name: "total_length", Kind: Int64},
+	{Name: "main_data_length", Kind: Int64},
+	{Name: "block_count", Kind: Int64},
+	{Name: "image_count", Kind: Int64},
+	{Name: "image_bytes", Kind: Int64},
+	{Name: "image_bytes_uncompressed", Kind: Int64},
 	{Name: "compression", Kind: String, Dict: true},
-	{Name: "checkpoint_cycle", Kind: Uint64},
+	{Name: "checkpoint_cycle", Kind: LSN},
 	{Name: "xact_time", Kind: Time, Nullable: true},
-	{Name: "pg_version", Kind: Uint16},
-	{Name: "xlog_blcksz", Kind: Uint32},
-	{Name: "segment_size", Kind: Uint32},
-	{Name: "info", Kind: Uint8},
-}}
+	{Name: "pg_version", Kind: Int32},
+	{Name: "xlog_blcksz", Kind: Int32},
+	{Name: "segment_size", Kind: Int32},
+	{Name: "info", Kind: Int32},
+	{Name: "tablespace", Kind: Int64, Nullable: true},
+	{Name: "database", Kind: Int64, Nullable: true},
+	{Name: "relfilenode", Kind: Int64, Nullable: true},
+}, relationColumns...)}
 
 // DescriptionColumn is added to records with --desc.
 var DescriptionColumn = Column{Name: "description", Kind: String}
@@ -142,83 +230,110 @@ var DescriptionColumn = Column{Name: "description", Kind: String}
 // LabelColumn is added to every table with --label.
 var LabelColumn = Column{Name: "label", Kind: String, Dict: true, Stats: true}
 
+// Block columns, by position (BlocksSchema).
+const (
+	BlkLSN = iota
+	BlkBlockID
+	BlkTablespace
+	BlkDatabase
+	BlkRelfilenode
+	BlkFork
+	BlkBlock
+	BlkDataLength
+	BlkHasImage
+	BlkImageLength
+	BlkHoleOffset
+	BlkHoleLength
+	BlkCompression
+	BlkApplyImage
+	BlkWillInit
+	BlkRmgr
+	BlkSchemaName
+	BlkRelationName
+	BlkRelkind
+)
+
 // BlocksSchema is the blocks table: one row per block reference.
-var BlocksSchema = &Schema{Table: TableBlocks, Columns: []Column{
-	{Name: "lsn", Kind: Uint64},
-	{Name: "block_id", Kind: Uint8},
-	{Name: "tablespace", Kind: Uint32},
-	{Name: "database", Kind: Uint32},
-	{Name: "relfilenode", Kind: Uint32},
+var BlocksSchema = &Schema{Table: TableBlocks, Columns: append([]Column{
+	{Name: "lsn", Kind: LSN},
+	{Name: "block_id", Kind: Int32},
+	{Name: "tablespace", Kind: Int64},
+	{Name: "database", Kind: Int64},
+	{Name: "relfilenode", Kind: Int64},
 	{Name: "fork", Kind: String, Dict: true},
-	{Name: "block", Kind: Uint32},
-	{Name: "data_length", Kind: Uint16},
+	{Name: "block", Kind: Int64},
+	{Name: "data_length", Kind: Int64},
 	{Name: "has_image", Kind: Bool},
-	{Name: "image_length", Kind: Uint16},
-	{Name: "hole_offset", Kind: Uint16},
-	{Name: "hole_length", Kind: Uint16},
+	{Name: "image_length", Kind: Int64},
+	{Name: "hole_offset", Kind: Int64},
+	{Name: "hole_length", Kind: Int64},
 	{Name: "compression", Kind: String, Dict: true},
 	{Name: "apply_image", Kind: Bool},
 	{Name: "will_init", Kind: Bool},
 	{Name: "rmgr", Kind: String, Dict: true},
-}}
+}, relationColumns...)}
 
 // CheckpointsSchema is the checkpoints table: one row per checkpoint cycle.
 var CheckpointsSchema = &Schema{Table: TableCheckpoints, Columns: []Column{
-	{Name: "redo_lsn", Kind: Uint64},
-	{Name: "end_lsn", Kind: Uint64},
-	{Name: "checkpoint_lsn", Kind: Uint64, Nullable: true},
+	{Name: "redo_lsn", Kind: LSN},
+	{Name: "end_lsn", Kind: LSN},
+	{Name: "checkpoint_lsn", Kind: LSN, Nullable: true},
 	{Name: "time", Kind: Time, Nullable: true},
 	{Name: "kind", Kind: String, Dict: true},
 	{Name: "wal_level", Kind: String, Nullable: true, Dict: true},
 	{Name: "full_page_writes", Kind: Bool, Nullable: true},
-	{Name: "records", Kind: Uint64},
-	{Name: "record_bytes", Kind: Uint64},
-	{Name: "wal_bytes", Kind: Uint64},
-	{Name: "images", Kind: Uint64},
-	{Name: "image_bytes", Kind: Uint64},
-	{Name: "distinct_blocks_imaged", Kind: Uint64},
-	{Name: "image_bytes_tenth_1", Kind: Uint64},
-	{Name: "image_bytes_tenth_2", Kind: Uint64},
-	{Name: "image_bytes_tenth_3", Kind: Uint64},
-	{Name: "image_bytes_tenth_4", Kind: Uint64},
-	{Name: "image_bytes_tenth_5", Kind: Uint64},
-	{Name: "image_bytes_tenth_6", Kind: Uint64},
-	{Name: "image_bytes_tenth_7", Kind: Uint64},
-	{Name: "image_bytes_tenth_8", Kind: Uint64},
-	{Name: "image_bytes_tenth_9", Kind: Uint64},
-	{Name: "image_bytes_tenth_10", Kind: Uint64},
+	{Name: "records", Kind: Int64},
+	{Name: "record_bytes", Kind: Int64},
+	{Name: "wal_bytes", Kind: Int64},
+	{Name: "images", Kind: Int64},
+	{Name: "image_bytes", Kind: Int64},
+	{Name: "distinct_blocks_imaged", Kind: Int64},
+	{Name: "image_bytes_tenth_1", Kind: Int64},
+	{Name: "image_bytes_tenth_2", Kind: Int64},
+	{Name: "image_bytes_tenth_3", Kind: Int64},
+	{Name: "image_bytes_tenth_4", Kind: Int64},
+	{Name: "image_bytes_tenth_5", Kind: Int64},
+	{Name: "image_bytes_tenth_6", Kind: Int64},
+	{Name: "image_bytes_tenth_7", Kind: Int64},
+	{Name: "image_bytes_tenth_8", Kind: Int64},
+	{Name: "image_bytes_tenth_9", Kind: Int64},
+	{Name: "image_bytes_tenth_10", Kind: Int64},
+	// why the checkpoint began, as stats --by checkpoint's cause column
+	// (analyze.CheckpointCause: time, wal, requested, shutdown,
+	// end-of-recovery, backup, unknown); null before the first redo point
+	{Name: "cause", Kind: String, Nullable: true, Dict: true},
 }}
 
 // TransactionsSchema is the transactions table: one row per transaction end
 // (and one per transaction whose end the WAL read does not hold).
 var TransactionsSchema = &Schema{Table: TableTransactions, Columns: []Column{
-	{Name: "xid", Kind: Uint32},
+	{Name: "xid", Kind: Int64},
 	{Name: "outcome", Kind: String, Dict: true},
 	{Name: "prepared", Kind: Bool},
-	{Name: "end_lsn", Kind: Uint64, Nullable: true},
+	{Name: "end_lsn", Kind: LSN, Nullable: true},
 	{Name: "time", Kind: Time, Nullable: true},
-	{Name: "timeline", Kind: Uint32},
-	{Name: "records", Kind: Uint64},
-	{Name: "record_bytes", Kind: Uint64},
-	{Name: "wal_bytes", Kind: Uint64},
-	{Name: "images", Kind: Uint64},
-	{Name: "image_bytes", Kind: Uint64},
-	{Name: "subtransactions", Kind: Uint32},
+	{Name: "timeline", Kind: Int64},
+	{Name: "records", Kind: Int64},
+	{Name: "record_bytes", Kind: Int64},
+	{Name: "wal_bytes", Kind: Int64},
+	{Name: "images", Kind: Int64},
+	{Name: "image_bytes", Kind: Int64},
+	{Name: "subtransactions", Kind: Int64},
 }}
 
 // SegmentsSchema is the segments table: one row per segment file.
 var SegmentsSchema = &Schema{Table: TableSegments, Columns: []Column{
 	{Name: "segment", Kind: String},
-	{Name: "timeline", Kind: Uint32},
-	{Name: "segno", Kind: Uint64},
-	{Name: "size", Kind: Uint64, Nullable: true},
-	{Name: "compressed_size", Kind: Uint64, Nullable: true},
+	{Name: "timeline", Kind: Int64},
+	{Name: "segno", Kind: Int64, Delta: true},
+	{Name: "size", Kind: Int64, Nullable: true},
+	{Name: "compressed_size", Kind: Int64, Nullable: true},
 	{Name: "compression", Kind: String, Nullable: true, Dict: true},
-	{Name: "first_lsn", Kind: Uint64, Nullable: true},
-	{Name: "last_lsn", Kind: Uint64, Nullable: true},
-	{Name: "end_lsn", Kind: Uint64, Nullable: true},
-	{Name: "records", Kind: Uint64},
-	{Name: "record_bytes", Kind: Uint64},
+	{Name: "first_lsn", Kind: LSN, Nullable: true},
+	{Name: "last_lsn", Kind: LSN, Nullable: true},
+	{Name: "end_lsn", Kind: LSN, Nullable: true},
+	{Name: "records", Kind: Int64},
+	{Name: "record_bytes", Kind: Int64},
 	{Name: "validation", Kind: String, Dict: true},
 }}
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/walscope/walscope/internal/outfile"
 )
 
 // Format is an export file format.
@@ -53,11 +55,18 @@ func TempName(path string) string {
 // Create starts a file of the schema's rows at path (its extension
 // included), making its directory.
 func Create(path string, f Format, s *Schema, o Options) (RowWriter, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return nil, err
-	}
 	tmp := TempName(path)
-	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	var fh *os.File
+	// Not after a signal's cleanup removed the staging directory: the
+	// directory would be made again, and left.
+	err := outfile.Guard(func() error {
+		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+			return err
+		}
+		var err error
+		fh, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +131,9 @@ func newTextWriter(b fileBase, f Format, s *Schema) (*textWriter, error) {
 	t := &textWriter{fileBase: b, w: bufio.NewWriterSize(b.f, 256<<10), csv: f == CSV, s: s}
 	if t.csv {
 		cw := csv.NewWriter(t.w)
-		names := make([]string, len(s.Columns))
-		for i, c := range s.Columns {
-			names[i] = c.Name
+		var names []string
+		for _, c := range s.FileColumns() {
+			names = append(names, c.Name)
 		}
 		cw.Write(names)
 		cw.Flush()
@@ -156,6 +165,13 @@ func (t *textWriter) Write(r Row) error {
 			if !t.csv {
 				b = append(b, "null"...)
 			}
+			if c.Kind == LSN {
+				b = append(b, ',')
+				if !t.csv {
+					b = strconv.AppendQuote(b, c.Name+TextSuffix)
+					b = append(b, ":null"...)
+				}
+			}
 			continue
 		}
 		switch c.Kind {
@@ -165,8 +181,7 @@ func (t *textWriter) Write(r Row) error {
 			if t.csv {
 				b = appendCSVField(b, v.S)
 			} else {
-				q, _ := json.Marshal(v.S)
-				b = append(b, q...)
+				b = appendJSONString(b, v.S)
 			}
 		case Time:
 			ts := time.UnixMicro(int64(v.U)).UTC().Format(time.RFC3339Nano)
@@ -177,8 +192,20 @@ func (t *textWriter) Write(r Row) error {
 			}
 		case Int32:
 			b = strconv.AppendInt(b, int64(int32(v.U)), 10)
+		case LSN:
+			// the number, then its X/Y text twin
+			b = strconv.AppendInt(b, int64(v.U), 10)
+			b = append(b, ',')
+			if !t.csv {
+				b = strconv.AppendQuote(b, c.Name+TextSuffix)
+				b = append(b, ':', '"')
+			}
+			b = AppendLSN(b, v.U)
+			if !t.csv {
+				b = append(b, '"')
+			}
 		default:
-			b = strconv.AppendUint(b, v.U, 10)
+			b = strconv.AppendInt(b, int64(v.U), 10)
 		}
 	}
 	if !t.csv {
@@ -189,6 +216,21 @@ func (t *textWriter) Write(r Row) error {
 	t.rows++
 	_, err := t.w.Write(b)
 	return err
+}
+
+// appendJSONString appends s as a JSON string: names and descriptions are
+// printable ASCII without quotes or backslashes, appended as they are
+// (encoding/json, for the rest, allocated for every cell).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func appendCSVField(b []byte, s string) []byte {

@@ -20,13 +20,16 @@ import (
 func exportCommand() *cli.Command {
 	flags := append(walFlags(), filterFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the tables under `DIR` (DIR/<table>/...)"},
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the tables under `DIR` (DIR/<table>/...), or upload them to s3://, gs:// or azblob://bucket/prefix"},
+		&cli.StringFlag{Name: "shard", Usage: "export shard `I/N` (0 <= I < N) of the archive's segments, as one of N independent jobs writing one dataset (implies --partition-by segment-range)"},
 		&cli.StringFlag{Name: "tables", Value: strings.Join(export.Tables, ","), Usage: "comma-separated `LIST` of tables: " + strings.Join(export.Tables, ", ")},
 		&cli.StringFlag{Name: "label", Usage: "add a label column and a label=`NAME` partition (to compare runs in one directory)"},
 		&cli.StringFlag{Name: "partition-by", Usage: "partition further by `KEY`: segment-range (the range this job read) or timeline"},
 		&cli.StringFlag{Name: "format", Value: "parquet", Usage: "file `FORMAT`: parquet, jsonl or csv"},
 		&cli.BoolFlag{Name: "overwrite", Usage: "replace an existing dataset (the same label and segment range)"},
 		&cli.BoolFlag{Name: "desc", Usage: "add records.description, pg_waldump's description of each record"},
+		&cli.StringFlag{Name: "catalog", Usage: "name relations from `FILE`, a CSV export of pg_class (see README), before the names the WAL carries"},
+		&cli.BoolFlag{Name: "no-wal-names", Usage: "name relations from --catalog only: skip the first pass that learns the names the WAL carries"},
 		&cli.IntFlag{Name: "row-group", Value: export.DefaultRowGroupRows, Usage: "Parquet row group length in `ROWS`"},
 		&cli.IntFlag{Name: "span-bytes", Value: 32 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span (one part file each)"},
 	)
@@ -84,12 +87,37 @@ func exportAction(c *cli.Context) error {
 		debug.SetGCPercent(50)
 	}
 
+	if s := c.String("shard"); s != "" {
+		if _, err := parseShard(s); err != nil {
+			return err
+		}
+		if cfg.PartitionBy == export.PartitionNone {
+			cfg.PartitionBy = export.PartitionSegmentRange
+		}
+		if cfg.PartitionBy != export.PartitionSegmentRange {
+			return usageErr("--shard writes one segment range per shard: it needs --partition-by segment-range")
+		}
+	}
+
 	// A first pass finds the checkpoint cycles (records.checkpoint_cycle,
 	// the checkpoints table) and the segment range read.
 	in, err := resolveInput(c)
+	if errors.Is(err, errEmptyShard) {
+		fmt.Fprintf(c.App.ErrWriter, "walscope: shard %s: %v\n", c.String("shard"), err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
+	// A dataset for an object store is written to a local staging
+	// directory, uploaded when complete, and removed in any case.
+	out := cfg.Dir
+	stagingDir, upload, cleanup, err := exportStaging(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cfg.Dir = stagingDir
 	r, err := xlog.NewReader(in.src, in.opts)
 	if err != nil {
 		return readerSetupError(err)
@@ -100,18 +128,43 @@ func exportAction(c *cli.Context) error {
 	if in.opts.End != 0 && in.opts.End < r.LastSegmentEnd() {
 		last = uint64(in.opts.End-1) / uint64(segSize)
 	}
+	if in.shardLast != nil {
+		last = *in.shardLast // its End ends the record crossing into the next shard
+	}
 	cfg.SegmentRange = segRangeName(first, segSize) + "-" + segRangeName(last, segSize)
+	// Where the job's records begin: from its start to its -e, or to the
+	// end of its last segment (a shard's records are those beginning in
+	// its segments).
+	cfg.StartLSN, cfg.EndLSN = r.Start(), xlog.LSN((last+1)*uint64(segSize))
+	if in.opts.End != 0 && in.opts.End < cfg.EndLSN {
+		cfg.EndLSN = in.opts.End
+	}
+	// Relation names (records, blocks): the catalog, then the names the WAL
+	// carries, learnt by a reader of their own beside the cycles' pass.
+	var names *analyze.NamesReading
+	if cfg.NeedsNames() {
+		if cfg.Catalog, err = loadCatalog(c); err != nil {
+			r.Close()
+			return err
+		}
+		if !c.Bool("no-wal-names") {
+			names = analyze.StartNames(in.src, in.opts, c.Int("blcksz"))
+		}
+	}
 	if cfg.NeedsCycles() {
 		workers := jobs(c)
 		cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
+	}
+	if cfg.WALNames, err = names.Wait(); err != nil {
+		r.Close()
+		return readerSetupError(err)
 	}
 	r.Close()
 
 	ex, err := export.New(cfg)
 	if err != nil {
-		if errors.Is(err, export.ErrExists) {
-			// The library names no flag: the hint is the command's.
-			return &exitError{code: exitProblem, msg: err.Error() + " (use --overwrite to replace it)"}
+		if e := publishErr(err); e != nil {
+			return e
 		}
 		return usageErr("%v", err)
 	}
@@ -154,6 +207,17 @@ func exportAction(c *cli.Context) error {
 	mu.Unlock()
 	if !finished {
 		ex.Abort()
+	}
+	if e := publishErr(err); e != nil {
+		return e // refused when publishing: another export was first
+	}
+	if err == nil && upload != nil {
+		if err := upload(cfg.Overwrite); err != nil {
+			if e := storeErr(err); e != nil {
+				return e
+			}
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", out, err)}
+		}
 	}
 	return err
 }
@@ -205,4 +269,17 @@ func (s *exportSink) abort() {
 		s.done, s.aborted = true, true
 		s.span.Abort()
 	}
+}
+
+// publishErr is the error for a dataset that may not be written (exit 1),
+// nil for any other error.
+func publishErr(err error) error {
+	switch {
+	case errors.Is(err, export.ErrExists):
+		// The library names no flag: the hint is the command's.
+		return &exitError{code: exitProblem, msg: err.Error() + " (use --overwrite to replace it)"}
+	case errors.Is(err, export.ErrOverlap):
+		return &exitError{code: exitProblem, msg: err.Error() + " (its rows would be counted twice)"}
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/xlog"
 )
@@ -25,11 +26,11 @@ func exportFixture(t testing.TB) string {
 }
 
 // readTable reads every Parquet file of a table with pqarrow and returns the
-// row count and the sum of a uint32 column.
+// row count and the sum of an int64 column.
 func readTable(t *testing.T, dir, column string) (rows int64, sum uint64, files int) {
 	t.Helper()
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || d.Name() == export.MarkerName {
 			return err
 		}
 		if !strings.HasSuffix(path, ".parquet") {
@@ -42,7 +43,7 @@ func readTable(t *testing.T, dir, column string) (rows int64, sum uint64, files 
 			return err
 		}
 		defer pf.Close()
-		if v := pf.MetaData().KeyValueMetadata().FindValue("walscope.schema_version"); v == nil || *v != "1" {
+		if v := pf.MetaData().KeyValueMetadata().FindValue("walscope.schema_version"); v == nil || *v != export.SchemaVersion {
 			t.Errorf("%s: schema version %v", path, v)
 		}
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
@@ -58,7 +59,7 @@ func readTable(t *testing.T, dir, column string) (rows int64, sum uint64, files 
 		if column != "" {
 			idx := tbl.Schema().FieldIndices(column)
 			for _, c := range tbl.Column(idx[0]).Data().Chunks() {
-				for _, v := range c.(*array.Uint32).Uint32Values() {
+				for _, v := range c.(*array.Int64).Int64Values() {
 					sum += uint64(v)
 				}
 			}
@@ -242,6 +243,10 @@ func checkpointsMatchStats(t *testing.T, archive string) {
 			if got, want := r[col[k]], fmt.Sprint(int64(c[k].(float64))); got != want {
 				t.Errorf("cycle at redo %s: %s %s, stats says %s", redo, k, got, want)
 			}
+		}
+		// why it began: the same cause, null (empty) before the first redo
+		if want, _ := c["cause"].(string); r[col["cause"]] != want {
+			t.Errorf("cycle at redo %s: cause %q, stats says %q", redo, r[col["cause"]], want)
 		}
 	}
 	if len(rows)-1 != len(cycles) {

@@ -243,7 +243,7 @@ func TestExportMatchesStats(t *testing.T) {
 		t.Errorf("transactions records %d, records %d", a, b)
 	}
 	// Schema version in the key-value metadata of every file.
-	n := scalar[int64](t, db, fmt.Sprintf("SELECT count(*) FROM parquet_kv_metadata('%s') WHERE decode(key) = 'walscope.schema_version' AND decode(value) = '1'", filepath.Join(out, "*", "*.parquet")))
+	n := scalar[int64](t, db, fmt.Sprintf("SELECT count(*) FROM parquet_kv_metadata('%s') WHERE decode(key) = 'walscope.schema_version' AND decode(value) = '2'", filepath.Join(out, "*", "*.parquet")))
 	files, _ := filepath.Glob(filepath.Join(out, "*", "*.parquet"))
 	if n == 0 || int(n) != len(files) {
 		t.Errorf("schema version in %d files of %d", n, len(files))

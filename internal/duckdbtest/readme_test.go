@@ -1,0 +1,324 @@
+package duckdbtest
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// readmeQueries returns the portable queries of README's Export section:
+// its sql blocks that are one SELECT (after a comment line naming it), by
+// that comment.
+func readmeQueries(t *testing.T) (names []string, queries map[string]string, readme string) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme = string(b)
+	sec := readme[strings.Index(readme, "\n## Export\n"):]
+	sec = sec[:strings.Index(sec[1:], "\n## ")+1]
+	queries = map[string]string{}
+	for _, block := range strings.Split(sec, "```sql\n")[1:] {
+		block = block[:strings.Index(block, "```")]
+		comment, q, ok := strings.Cut(block, "\n")
+		if !ok || !strings.HasPrefix(comment, "-- ") || !strings.HasPrefix(q, "SELECT") {
+			continue
+		}
+		name := strings.TrimPrefix(comment, "-- ")
+		names = append(names, name)
+		queries[name] = strings.TrimSpace(q)
+	}
+	return names, queries, readme
+}
+
+// duckRows runs q over views of the export in dir, as README's DuckDB
+// setup makes them, and returns its rows as strings (nil for null).
+func duckRows(t *testing.T, db *sql.DB, q string) [][]*string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("DuckDB: %v\n%s", err, q)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]*string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]*string, len(cols))
+		for i, v := range vals {
+			var s string
+			switch x := v.(type) {
+			case nil:
+				continue
+			case *big.Int:
+				s = x.String()
+			case []byte:
+				s = string(x)
+			default:
+				s = fmt.Sprint(x)
+			}
+			row[i] = &s
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func duckViews(t *testing.T, out string) *sql.DB {
+	t.Helper()
+	db := openDB(t)
+	for _, table := range []string{"records", "checkpoints", "blocks"} {
+		if _, err := db.Exec(fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet('%s', hive_partitioning = true)", table, filepath.Join(out, table, "**", "*.parquet"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// polarsRows runs the queries with nodejs-polars' SQL (sql.cjs).
+func polarsRows(t *testing.T, dir, out string, qs []string) [][][]*string {
+	t.Helper()
+	qf := filepath.Join(t.TempDir(), "queries.json")
+	b, _ := json.Marshal(qs)
+	if err := os.WriteFile(qf, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(dir, "sql.cjs"), out, qf)
+	cmd.Stderr = os.Stderr
+	res, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("polars: %v", err)
+	}
+	var rows [][][]*string
+	if err := json.Unmarshal(res, &rows); err != nil {
+		t.Fatalf("polars: %v\n%s", err, res)
+	}
+	return rows
+}
+
+func show(rows [][]*string) string {
+	var b strings.Builder
+	for _, r := range rows {
+		for i, v := range r {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			if v == nil {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(*v)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestReadmeQueries runs README's Export queries, as printed there, with
+// DuckDB and with polars over real exports, and checks that both engines
+// give the same rows; that the per-resource-manager query gives
+// `walscope stats`; that the labelled runs give the table README prints;
+// and that docs/schema.md's DuckDB conversions between an LSN and its text
+// twin hold on every record.
+func TestReadmeQueries(t *testing.T) {
+	dir := readersDir(t)
+	names, queries, readme := readmeQueries(t)
+	if len(names) < 4 {
+		t.Fatalf("README's Export section has %d portable queries: %v", len(names), names)
+	}
+	// One run (the fixture), and two labelled runs (as TestLabelledRuns).
+	fx := extract(t, "pg15-replica-lz4")
+	one := filepath.Join(t.TempDir(), "one")
+	run(t, "export", "--out", one, "--tables", "records,checkpoints,blocks", filepath.Join(fx, "archive"))
+	two := filepath.Join(t.TempDir(), "two")
+	for _, label := range []string{"replica", "logical"} {
+		fixture := "whatif/level-" + label
+		d := extract(t, fixture)
+		_, file, _, _ := runtime.Caller(0)
+		rj, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "fixtures", fixture, "run.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Start string `json:"run_start_lsn"`
+			End   string `json:"run_end_lsn"`
+		}
+		if err := json.Unmarshal(rj, &r); err != nil {
+			t.Fatal(err)
+		}
+		run(t, "export", "--out", two, "--label", label, "--tables", "records,checkpoints,blocks", "-s", r.Start, "-e", r.End, filepath.Join(d, "archive"))
+	}
+	for _, ds := range []struct {
+		out   string
+		which func(name string) bool
+	}{
+		{one, func(n string) bool { return !strings.Contains(n, "--label") }},
+		{two, func(n string) bool { return strings.Contains(n, "--label") }},
+	} {
+		var qs, qn []string
+		for _, n := range names {
+			if ds.which(n) {
+				qs, qn = append(qs, queries[n]), append(qn, n)
+			}
+		}
+		db := duckViews(t, ds.out)
+		pol := polarsRows(t, dir, ds.out, qs)
+		for i, q := range qs {
+			duck := duckRows(t, db, q)
+			if len(duck) == 0 {
+				t.Errorf("%s: no rows", qn[i])
+			}
+			if show(duck) != show(pol[i]) {
+				t.Errorf("%s: DuckDB and polars differ\nDuckDB:\n%spolars:\n%s", qn[i], show(duck), show(pol[i]))
+			} else {
+				t.Logf("%s: DuckDB and polars agree on %d rows:\n%s", qn[i], len(duck), show(duck))
+			}
+			switch {
+			case strings.HasPrefix(qn[i], "per resource manager"):
+				want := walscopeStats(t, "rmgr", filepath.Join(fx, "archive"))
+				for _, r := range duck {
+					w := want[*r[0]]
+					got := fmt.Sprintf("%s %s %s %s", *r[1], *r[2], *r[3], *r[4])
+					if got != fmt.Sprintf("%d %d %d %d", w.N, w.RecLen, w.FPI, w.Combined) {
+						t.Errorf("%s %s: %s; walscope stats %+v", qn[i], *r[0], got, w)
+					}
+				}
+				if len(duck) != len(want) {
+					t.Errorf("%s: %d rows, walscope stats %d", qn[i], len(duck), len(want))
+				}
+			case strings.HasPrefix(qn[i], "two runs side by side"):
+				// README prints this query's result: every row of it.
+				for _, r := range duck {
+					line := fmt.Sprintf("%s %s %s %+d", *r[0], *r[1], *r[2], atoi(*r[3]))
+					if !strings.Contains(squeeze(readme), "\n"+line+"\n") {
+						t.Errorf("README does not print the row %q of %s", line, qn[i])
+					}
+				}
+			case strings.HasPrefix(qn[i], "per relation"):
+				if *duck[0][1] == "" || duck[0][0] == nil {
+					t.Errorf("%s: the first relation is unnamed", qn[i])
+				}
+			}
+		}
+	}
+	// docs/schema.md's conversions, both ways, on every record.
+	db := duckViews(t, one)
+	toText := "printf('%X/%X', lsn >> 32, lsn & 4294967295)"
+	toNum := "('0x' || split_part(lsn_text, '/', 1))::BIGINT << 32 | ('0x' || split_part(lsn_text, '/', 2))::BIGINT"
+	_, file, _, _ := runtime.Caller(0)
+	doc, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "docs", "schema.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), toText) || !strings.Contains(strings.ReplaceAll(string(doc), `\|`, "|"), strings.ReplaceAll(toNum, "lsn_text", "t")) {
+		t.Errorf("docs/schema.md does not give the conversions tested here")
+	}
+	n := scalar[int64](t, db, "SELECT count(*) FROM records")
+	bad := scalar[int64](t, db, "SELECT count(*) FROM records WHERE "+toText+" <> lsn_text OR ("+toNum+") <> lsn")
+	if bad != 0 || n == 0 {
+		t.Errorf("%d of %d records: the LSN and its text twin do not convert into each other", bad, n)
+	}
+}
+
+func atoi(s string) int64 {
+	var v int64
+	fmt.Sscan(s, &v)
+	return v
+}
+
+// squeeze folds runs of spaces into one.
+func squeeze(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' }), " ")
+}
+
+// TestRelationNames: records and blocks name each relation file as
+// `walscope stats --by relation` does (from the WAL, and from --catalog
+// first): every file stats names has that name in both tables, and the
+// records it counts for the file's main fork are the records whose first
+// block reference is that file.
+func TestRelationNames(t *testing.T) {
+	fx := extract(t, "pg15-replica-lz4")
+	arch := filepath.Join(fx, "archive")
+	var rels []struct {
+		Fork     string `json:"fork"`
+		Name     string `json:"name"`
+		Relation string `json:"relation"`
+		Records  int64  `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(run(t, "stats", "--by", "relation", "--format", "json", arch)), &rels); err != nil {
+		t.Fatal(err)
+	}
+	// A catalog naming one file otherwise: it wins, as in stats.
+	catalog := filepath.Join(t.TempDir(), "catalog.csv")
+	var renamed string
+	for _, r := range rels {
+		if r.Name != "" && r.Fork == "main" && strings.HasPrefix(r.Name, "public.") {
+			renamed = r.Relation
+			break
+		}
+	}
+	var spc, db, rel int64
+	fmt.Sscanf(renamed, "%d/%d/%d", &spc, &db, &rel)
+	if err := os.WriteFile(catalog, []byte(fmt.Sprintf("database,relfilenode,nspname,relname\n%d,%d,elsewhere,renamed\n", db, rel)), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	run(t, "export", "--out", out, "--tables", "records,blocks,checkpoints", "--catalog", catalog, arch)
+	db0 := duckViews(t, out)
+	named := 0
+	for _, r := range rels {
+		if r.Name == "" || !strings.Contains(r.Relation, "/") {
+			continue
+		}
+		// stats notes a file that replaced another (a rewrite: VACUUM FULL,
+		// CLUSTER, TRUNCATE) and names it after the file it replaced, which
+		// the export does not follow: only the name is compared, and a file
+		// the WAL names only through its rewrite may be unnamed here.
+		want, replaced, _ := strings.Cut(r.Name, " (replaced ")
+		if r.Relation == renamed {
+			want = "elsewhere.renamed"
+		}
+		fmt.Sscanf(r.Relation, "%d/%d/%d", &spc, &db, &rel)
+		where := fmt.Sprintf("tablespace = %d AND database = %d AND relfilenode = %d", spc, db, rel)
+		for _, table := range []string{"records", "blocks"} {
+			got := scalar[string](t, db0, fmt.Sprintf("SELECT coalesce(string_agg(DISTINCT coalesce(schema_name, '?') || '.' || coalesce(relation_name, '?'), ','), '') FROM %s WHERE %s", table, where))
+			switch {
+			case got == want, table == "records" && got == "":
+			case got == "?.?" && replaced != "":
+				t.Logf("%s %s: unnamed; stats --by relation names it %q, after the file it replaced", table, r.Relation, r.Name)
+			default:
+				t.Errorf("%s %s: named %q, stats --by relation %q", table, r.Relation, got, r.Name)
+			}
+		}
+		if r.Fork == "main" {
+			// records whose first block is this file's main fork (records has no fork column: count those of every fork)
+			n := scalar[int64](t, db0, "SELECT count(*) FROM records WHERE "+where)
+			if n < r.Records {
+				t.Errorf("records of %s: %d, stats --by relation %d", r.Relation, n, r.Records)
+			}
+		}
+		named++
+	}
+	if named < 5 || renamed == "" {
+		t.Errorf("stats --by relation named %d files", named)
+	}
+}
