@@ -47,6 +47,12 @@ func SummarizeArchive(src *archive.Source) (*ArchiveSummary, []Problem, error) {
 		sum.StoredBytes += f.StoredSize
 		if f.Size > 0 {
 			sum.Bytes += f.Size
+		} else if f.Kind == "segment" && f.SegmentSize > 0 && len(f.Problems) == 0 {
+			// A complete segment holds its segment size of WAL whatever
+			// its compression declares (zstd and lz4 frames without a
+			// content size, bzip2, xz, lzma and brotli declare none):
+			// opening it refuses any other size.
+			sum.Bytes += int64(f.SegmentSize)
 		}
 		if f.Kind == "segment" || f.Kind == "partial" {
 			t := tls[f.Timeline]

@@ -9,7 +9,6 @@ import (
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog"
-	"github.com/walscope/walscope/xlog/archive"
 )
 
 func compareCommand() *cli.Command {
@@ -38,7 +37,7 @@ func compareAction(c *cli.Context) error {
 	perRecord := c.String("by") == "record"
 	var prof [2]*analyze.Profile
 	for i, path := range c.Args().Slice() {
-		src, err := archive.Open(path)
+		src, err := openArchive(path) // local, or s3://, gs://, azblob://
 		if err != nil {
 			return openErr([]string{path}, err)
 		}

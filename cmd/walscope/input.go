@@ -19,6 +19,9 @@ type input struct {
 	// pgMode is set for pg_waldump's positional or -p form, where the end of
 	// the requested range ends the run silently, as pg_waldump does.
 	pgMode bool
+	// shardLast is the last segment of export's --shard (opts.End may lie
+	// past it, at the end of the record that crosses into the next shard).
+	shardLast *uint64
 }
 
 // walFlags are the input-selecting flags shared by dump and later commands.
@@ -39,6 +42,29 @@ func walFlags() []cli.Flag {
 //	DIR | TAR | PATH PATH PATH...  walscope's form: any layout xlog/archive
 //	                            knows, timelines followed from history
 func resolveInput(c *cli.Context) (*input, error) {
+	in, err := resolveArgs(c)
+	if err != nil {
+		return nil, err
+	}
+	// export's --shard I/N narrows the input (every pass of the command
+	// resolves it alike).
+	if s := c.String("shard"); s != "" {
+		sh, err := parseShard(s)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := applyShard(in, sh)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errEmptyShard
+		}
+	}
+	return in, nil
+}
+
+func resolveArgs(c *cli.Context) (*input, error) {
 	in := &input{}
 	var err error
 	if s := c.String("start"); s != "" {
@@ -61,6 +87,10 @@ func resolveInput(c *cli.Context) (*input, error) {
 	args := c.Args().Slice()
 	dir := c.String("path")
 
+	if dir == "" && anyURL(args) {
+		// In an object store: walscope's form only (a prefix, an object).
+		return in.archive(args)
+	}
 	if dir == "" && len(args) == 1 {
 		st, err := os.Stat(args[0])
 		if err == nil && st.IsDir() {
@@ -70,6 +100,11 @@ func resolveInput(c *cli.Context) (*input, error) {
 			// Not a segment file: a tar file (or a history file alone).
 			return in.archive(args)
 		}
+	}
+	if dir == "" && len(args) == 2 && !isSegmentName(args[0]) && !isSegmentName(args[1]) {
+		// Two files that are not segments (base.tar.gz pg_wal.tar.gz):
+		// walscope's form, not pg_waldump's STARTSEG ENDSEG.
+		return in.archive(args)
 	}
 	if dir != "" || len(args) == 1 || len(args) == 2 {
 		return in.pgWaldump(dir, args)
@@ -85,7 +120,7 @@ func resolveInput(c *cli.Context) (*input, error) {
 // archive opens paths in any layout xlog/archive knows (a directory, a
 // backup tool's repository, tar files, segment files) and follows timelines.
 func (in *input) archive(paths []string) (*input, error) {
-	src, err := archive.Open(paths...)
+	src, err := openArchive(paths...)
 	if err != nil {
 		return nil, openErr(paths, err)
 	}
@@ -96,6 +131,12 @@ func (in *input) archive(paths []string) (*input, error) {
 
 // openErr is the usage error for an input that cannot be opened.
 func openErr(paths []string, err error) error {
+	if e, ok := errors.AsType[*exitError](err); ok {
+		return e
+	}
+	if e := storeErr(err); e != nil {
+		return e
+	}
 	if errors.Is(err, xlog.ErrNoSegments) {
 		return usageErr("could not find any WAL file")
 	}
@@ -133,7 +174,7 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 			// the given (default 1) timeline.
 			in.pgMode = false
 		}
-		src, err := archive.Open(dir)
+		src, err := openArchive(dir)
 		if err != nil {
 			return nil, openErr([]string{dir}, err)
 		}
@@ -150,7 +191,7 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 			dir = "."
 		}
 	}
-	src, err := archive.Open(dir)
+	src, err := openArchive(dir)
 	if errors.Is(err, xlog.ErrNoSegments) {
 		return nil, usageErr("could not locate WAL file %q", startName)
 	}
@@ -198,6 +239,13 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 		return nil, usageErr("end WAL location %s is not inside file %q", in.opts.End, filepath.Base(args[len(args)-1]))
 	}
 	return in, nil
+}
+
+// isSegmentName reports whether a path's base name is a WAL segment file's
+// (plain, compressed, partial or pgBackRest's).
+func isSegmentName(p string) bool {
+	n, ok := archive.ParseName(filepath.Base(p))
+	return ok && !n.History
 }
 
 // hasFile reports whether src has the file named base, by its stored name

@@ -48,7 +48,7 @@ func lsAction(c *cli.Context) error {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	src, err := archive.Open(paths...)
+	src, err := openArchive(paths...)
 	if errors.Is(err, xlog.ErrNoSegments) {
 		return usageErr("could not find any WAL file in %s", strings.Join(paths, " "))
 	}
