@@ -72,6 +72,9 @@ func IsEndOfWAL(err error) bool {
 	if err == io.EOF {
 		return true
 	}
+	if errors.Is(err, ErrNoValidRecord) {
+		return false // nothing valid where reading starts is no end (Reader.notFound)
+	}
 	if errors.Is(err, ErrZeroLength) || errors.Is(err, ErrZeroPage) {
 		return true
 	}

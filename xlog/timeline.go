@@ -3,6 +3,7 @@ package xlog
 import (
 	"bufio"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -46,6 +47,13 @@ func ParseHistory(text string, own TimeLineID) ([]HistoryEntry, error) {
 		}
 		if own != 0 && TimeLineID(t) >= own {
 			return nil, fmt.Errorf("%w: timeline IDs must be less than child timeline's ID", ErrSyntax)
+		}
+		// PostgreSQL does not check it, but a timeline cannot end before
+		// its parent did: a reader following such a history would skip
+		// the WAL between (or read a stretch twice).
+		if len(out) > 0 && lsn < out[len(out)-1].Switch {
+			return nil, fmt.Errorf("%w: switch point %s of timeline %d is before %s, where its parent timeline %d ended",
+				ErrSyntax, lsn, t, out[len(out)-1].Switch, out[len(out)-1].TLI)
 		}
 		e := HistoryEntry{TLI: TimeLineID(t), Switch: lsn}
 		if len(f) == 3 {
@@ -93,4 +101,74 @@ func candidates(plan []Timeline, segno uint64, segSize uint32) []TimeLineID {
 		out = append(out, plan[i].TLI)
 	}
 	return out
+}
+
+// HistoryProblem is a history file that is not a valid history, or that
+// contradicts the history of one of its ancestors.
+type HistoryProblem struct {
+	TLI  TimeLineID // the history file's timeline
+	File string     // its key in the source
+	Err  error      // wraps ErrSyntax
+}
+
+func (p HistoryProblem) Error() string { return fmt.Sprintf("history file %s: %v", p.File, p.Err) }
+
+func (p HistoryProblem) Unwrap() error { return p.Err }
+
+// CheckHistories validates every history file of src, not only the one a
+// reading follows: each must parse (ParseHistory: timelines increasing and
+// below the file's own, switch points in order), and a file's entries must
+// agree with the history files of the ancestors it names: timeline T's
+// history is its parent P's history, then P's switch point.
+func CheckHistories(hr HistoryReader) []HistoryProblem {
+	keys := hr.Histories()
+	tlis := make([]TimeLineID, 0, len(keys))
+	for t := range keys {
+		tlis = append(tlis, t)
+	}
+	sort.Slice(tlis, func(i, j int) bool { return tlis[i] < tlis[j] })
+	parsed := map[TimeLineID][]HistoryEntry{}
+	var out []HistoryProblem
+	for _, t := range tlis {
+		text, err := hr.ReadHistory(keys[t])
+		if err == nil {
+			var h []HistoryEntry
+			if h, err = ParseHistory(text, t); err == nil {
+				parsed[t] = h
+				continue
+			}
+		}
+		out = append(out, HistoryProblem{TLI: t, File: keys[t], Err: err})
+	}
+	for _, t := range tlis {
+		h, ok := parsed[t]
+		if !ok {
+			continue
+		}
+		for i, e := range h {
+			ph, ok := parsed[e.TLI]
+			if !ok {
+				continue
+			}
+			// The parent's own history must be this file's entries before it.
+			if !sameHistory(ph, h[:i]) {
+				out = append(out, HistoryProblem{TLI: t, File: keys[t], Err: fmt.Errorf(
+					"%w: the history of timeline %d it gives differs from %s", ErrSyntax, e.TLI, keys[e.TLI])})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func sameHistory(a, b []HistoryEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].TLI != b[i].TLI || a[i].Switch != b[i].Switch {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -253,10 +254,14 @@ func endOfRun(stderr io.Writer, end xlog.LSN, err error, pgMode, quiet bool) err
 	}
 	if xe, ok := errors.AsType[*xlog.Error](err); ok {
 		class := analyze.Classify(err)
-		if errors.Is(err, xlog.ErrNoValidRecord) {
-			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s [%s: file %s, offset %d, LSN %s]", xe.Msg, class, xe.File, xe.Offset, xe.LSN)}
+		code := exitProblem
+		if class == analyze.ClassUnreadable {
+			code = exitUsage // an input walscope may not read, not bad WAL
 		}
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("error in WAL record at %s: %s [%s: file %s, offset %d, LSN %s]",
+		if errors.Is(err, xlog.ErrNoValidRecord) {
+			return &exitError{code: code, noHint: true, msg: fmt.Sprintf("%s [%s: file %s, offset %d, LSN %s]", xe.Msg, class, xe.File, xe.Offset, xe.LSN)}
+		}
+		return &exitError{code: code, noHint: true, msg: fmt.Sprintf("error in WAL record at %s: %s [%s: file %s, offset %d, LSN %s]",
 			xe.RecordLSN, xe.Msg, class, xe.File, xe.Offset, xe.LSN)}
 	}
 	return &exitError{code: exitProblem, msg: err.Error()}
@@ -273,11 +278,19 @@ func walError(rec *xlog.Record, err error) error {
 }
 
 func readerSetupError(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassUnreadable), noHint: true}
+	}
 	if xe, ok := errors.AsType[*xlog.Error](err); ok {
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("%s [file %s]", xe.Msg, xe.File)}
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%s [%s: file %s, offset %d, LSN %s]", xe.Msg, analyze.Classify(err), xe.File, xe.Offset, xe.LSN)}
 	}
 	if errors.Is(err, xlog.ErrNoSegments) {
 		return usageErr("could not find any WAL file")
+	}
+	if errors.Is(err, xlog.ErrSyntax) {
+		// A timeline history file that is no valid history: bad WAL input,
+		// exit 1 as verify's findings.
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassHistory)}
 	}
 	return &exitError{code: exitUsage, msg: err.Error()}
 }
@@ -323,7 +336,7 @@ func (s *pageSaver) save(dec *decode.Decoder, rec *decode.Record) error {
 			b.Rel.SpcOID, b.Rel.DBOID, b.Rel.RelNumber, b.Block, fork)
 		page := s.buf
 		if err := writeAtomic(filepath.Join(s.dir, name), func(w io.Writer) error { _, err := w.Write(page); return err }); err != nil {
-			return &exitError{code: exitProblem, msg: fmt.Sprintf("could not write file %q: %v", name, err)}
+			return outputErr("could not write file %q: %v", name, err)
 		}
 	}
 	return nil

@@ -9,21 +9,41 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
+	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/internal/outfile"
 )
 
 // Exit codes.
 const (
 	exitOK      = 0
 	exitProblem = 1 // the WAL has a problem, or a command failed on it
-	exitUsage   = 2 // usage errors, unreadable inputs
+	exitUsage   = 2 // usage errors, inputs it may not read, output it could not write
 )
 
 func main() {
+	// SIGINT or SIGTERM removes the temporary files and staging
+	// directories of the outputs being written (a rerun then starts from
+	// a clean directory), then exits as the signal would: 128+signal.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		outfile.Cleanup()
+		fmt.Fprintf(os.Stderr, "walscope: %v: stopped, temporary files removed\n", s)
+		code := 130
+		if s == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
+	}()
 	// WALSCOPE_CPUPROFILE=FILE writes a CPU profile of the run, for the
 	// benchmarks' "measure before and after" (go tool pprof FILE).
 	if path := os.Getenv("WALSCOPE_CPUPROFILE"); path != "" {
@@ -41,8 +61,16 @@ func main() {
 
 // exitError carries an exit code out of a command.
 type exitError struct {
-	code int
-	msg  string
+	code   int
+	msg    string
+	usage  bool // a flag the parser refused: the usage line follows
+	noHint bool // not a usage mistake (output lost, an input it may not read): no hint
+}
+
+// outputErr is the error for output that could not be written: exit 2,
+// whatever the command.
+func outputErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...), noHint: true}
 }
 
 func (e *exitError) Error() string { return e.msg }
@@ -51,10 +79,73 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
 }
 
+// version is the release, set by the build
+// (-ldflags "-X main.version=v1.2.3"); without it, the module's version from
+// the build information.
+var version = ""
+
+// versionString is what --version prints: the version, the commit and
+// whether the tree had changes, from the build information.
+func versionString() string {
+	v := version
+	var rev, modified string
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = ", modified"
+				}
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	if rev != "" {
+		v += " (commit " + rev + modified + ")"
+	}
+	return v + ", " + runtime.Version()
+}
+
+// errWriter remembers the first error writing to it: output lost (a full
+// disk, a closed pipe) fails the run, exit 2, whatever the command.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
+	out := &errWriter{w: stdout}
+	code := runApp(args, out, stderr)
+	if out.err != nil {
+		fmt.Fprintf(stderr, "walscope: error: could not write the output: %v\n", out.err)
+		return exitUsage
+	}
+	return code
+}
+
+func runApp(args []string, stdout, stderr io.Writer) int {
 	app := &cli.App{
 		Name:      "walscope",
 		Usage:     "read, validate and analyze PostgreSQL WAL offline",
+		Version:   versionString(),
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Commands: []*cli.Command{
@@ -62,6 +153,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			statsCommand(),
 			verifyCommand(),
 			whatifCommand(),
+			adviseCommand(),
 			compareCommand(),
 			lsCommand(),
 			exportCommand(),
@@ -74,15 +166,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return usageErr("%v", err)
 		},
 	}
-	err := app.Run(args)
+	for _, cmd := range app.Commands {
+		prepareCommand(cmd)
+	}
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && args[1] != "h" && app.Command(args[1]) == nil {
+		fmt.Fprintf(stderr, "walscope: error: unknown command %q\nwalscope: hint: Try \"walscope --help\" for the commands.\n", args[1])
+		return exitUsage
+	}
+	err := app.Run(flagsFirst(app, args))
 	if err == nil {
 		return exitOK
+	}
+	if w, ok := stdout.(*errWriter); ok && w.err != nil {
+		return exitUsage // run says the output was lost, once
 	}
 	if e, ok := err.(*exitError); ok {
 		if e.msg != "" {
 			fmt.Fprintf(stderr, "walscope: error: %s\n", e.msg)
 		}
-		if e.code == exitUsage {
+		if e.code == exitUsage && !e.noHint {
+			if cmd := app.Command(commandName(args)); cmd != nil && e.usage {
+				fmt.Fprintf(stderr, "usage: walscope %s [flags] %s\n", cmd.Name, cmd.ArgsUsage)
+			}
 			fmt.Fprintf(stderr, "walscope: hint: Try \"walscope %s --help\" for more information.\n", commandName(args))
 		}
 		return e.code

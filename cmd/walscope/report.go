@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/internal/outfile"
 	"github.com/walscope/walscope/report"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
@@ -37,6 +38,12 @@ func reportAction(c *cli.Context) error {
 	if out == "" {
 		return usageErr("report needs --out FILE")
 	}
+	// Refused before the WAL is read: an output that cannot be written.
+	if _, fi, err := outfile.Resolve(out); err != nil {
+		return usageErr("--out %s: %v", out, err)
+	} else if fi != nil && fi.IsDir() {
+		return usageErr("--out %s is a directory", out)
+	}
 	cat, err := loadCatalog(c)
 	if err != nil {
 		return err
@@ -49,7 +56,7 @@ func reportAction(c *cli.Context) error {
 			return usageErr("report --compare needs two inputs, A and B")
 		}
 		for _, path := range c.Args().Slice() {
-			src, err := archive.Open(path)
+			src, err := openArchive(path) // local, or s3://, gs://, azblob://
 			if err != nil {
 				return openErr([]string{path}, err)
 			}
@@ -77,7 +84,8 @@ func reportAction(c *cli.Context) error {
 		rep.Title = "walscope report: " + name
 	}
 	if err := writeAtomic(out, func(w io.Writer) error { return report.WriteReport(w, rep) }); err != nil {
-		return &exitError{code: exitProblem, msg: err.Error()}
+		// Output not written is exit 2, as for every command.
+		return outputErr("could not write the report %s: %v", out, err)
 	}
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "walscope: report written to %s\n", out)
@@ -190,6 +198,9 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	wi.WalLevel = level.Level()
 	wi.DataLen = learner.Means()
 	side.WalLevel = wi.WalLevel
+	// The checkpoints with their causes: the what-if's max_wal_size and
+	// checkpoint_timeout scenarios, and the advice, need them.
+	wi.Cycles, wi.Version = finder.Cycles(start), s.Version()
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
 	if workers > 1 {
@@ -243,6 +254,8 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	b.Finish()
 	side.Breakdown, side.Stats, side.LSN = b, &st, bins
 	side.Actual, side.Scenarios = w.Results()
+	advice := analyze.Advise(w)
+	side.Advice = &advice
 	side.Events, side.WALNames = events, names
 	side.Catalog = analyze.WithWALNames(cat, names, b.Original)
 
@@ -254,6 +267,7 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 		sum, problems, err := analyze.SummarizeArchive(as)
 		if err == nil {
 			vr.AddArchive(sum, problems)
+			noRecycledEnd(vr, as)
 		}
 	}
 	side.Verify = vr

@@ -3,14 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/analyze"
-	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
 
@@ -42,9 +40,7 @@ func verifyAction(c *cli.Context) error {
 	workers := jobs(c)
 	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"), workers)
 	if err != nil {
-		if xe, ok := errors.AsType[*xlog.Error](err); ok {
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("%s [file %s]", xe.Msg, xe.File)}
-		}
+		// As every command: unreadable WAL is exit 1, with its class.
 		return readerSetupError(err)
 	}
 	if as, ok := in.src.(*archive.Source); ok {
@@ -53,6 +49,7 @@ func verifyAction(c *cli.Context) error {
 			return &exitError{code: exitUsage, msg: err.Error()}
 		}
 		rep.AddArchive(sum, problems)
+		noRecycledEnd(rep, as)
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
@@ -66,6 +63,9 @@ func verifyAction(c *cli.Context) error {
 		writeVerifyText(out, rep)
 	}
 	out.Flush()
+	if rep.ByClass[analyze.ClassUnreadable] > 0 {
+		return &exitError{code: exitUsage, noHint: true} // as every command: an input it may not read
+	}
 	if !rep.OK() {
 		return &exitError{code: exitProblem}
 	}
@@ -95,6 +95,21 @@ func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
 			fmt.Fprintf(out, "  %s: %d files\n", k, n)
 		}
 	}
+	// Files not read, by reason (in order: one line per run of files
+	// skipped for one reason).
+	for i := 0; i < len(rep.NotRead); {
+		j := i + 1
+		for j < len(rep.NotRead) && rep.NotRead[j].Reason == rep.NotRead[i].Reason {
+			j++
+		}
+		// (by name: the same in every layout; --format json gives paths)
+		if j-i == 1 {
+			fmt.Fprintf(out, "not read: %s: %s\n", rep.NotRead[i].Name, rep.NotRead[i].Reason)
+		} else {
+			fmt.Fprintf(out, "not read: %d files, %s to %s: %s\n", j-i, rep.NotRead[i].Name, rep.NotRead[j-1].Name, rep.NotRead[i].Reason)
+		}
+		i = j
+	}
 	if rep.End != nil {
 		fmt.Fprintf(out, "end of WAL at %s: %s\n", rep.End.LSNStr, rep.End.Message)
 	}
@@ -115,4 +130,14 @@ func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
 		fmt.Fprintf(out, " %s %d", c, rep.ByClass[analyze.Class(c)])
 	}
 	fmt.Fprintln(out)
+}
+
+// noRecycledEnd makes an end of WAL at a recycled segment a problem in a
+// backup tool's archive, which holds only complete segments (a plain
+// directory may be a live pg_wal, which does hold recycled ones).
+func noRecycledEnd(rep *analyze.VerifyReport, as *archive.Source) {
+	switch as.Layout() {
+	case archive.LayoutWALG, archive.LayoutPgBackRest, archive.LayoutBarman:
+		rep.NoRecycledEnd(fmt.Sprintf("a %s archive holds no recycled segments: the file holds another segment's pages", as.Layout()))
+	}
 }

@@ -1,0 +1,223 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/walscope/walscope/internal/testwal"
+)
+
+// pgWaldump15 returns the real pg_waldump of PostgreSQL 15 (the sample's
+// version), failing when CI says PostgreSQL is installed.
+func pgWaldump15(t *testing.T) string {
+	const bin = "/usr/lib/postgresql/15/bin/pg_waldump"
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("WALSCOPE_REQUIRE_PG") == "1" {
+			t.Fatalf("pg_waldump 15: %v", err)
+		}
+		t.Skip("no pg_waldump 15")
+	}
+	return bin
+}
+
+// TestMisnamedSegment: a segment copied under another name (page addresses
+// that are not the name's) where reading starts is no WAL: pg_waldump 15
+// fails with "could not find a valid record after", and so does every
+// command, with the same class and exit code (stats printed nothing, exit 0,
+// and verify found no problem). Zeroed space there is the same.
+func TestMisnamedSegment(t *testing.T) {
+	waldump := pgWaldump15(t)
+	sample := sampleWAL(t)
+	b, err := os.ReadFile(filepath.Join(sample, "000000010000000000000007"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroed := append([]byte(nil), b...)
+	clear(zeroed[8192:16384])
+	for _, tc := range []struct {
+		name, file, start, class string
+		content                  []byte
+	}{
+		{"copied under another name", "000000010000000000000009", "0/900000", "stale-recycled-segment", b},
+		{"zeroed page at the start", "000000010000000000000007", "0/702000", "zeroed-or-torn-tail", zeroed},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, tc.file), tc.content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := "could not find a valid record after " + tc.start
+		cmd := exec.Command(waldump, "-s", tc.start, tc.file)
+		cmd.Dir = dir
+		ref, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(ref), want) {
+			t.Fatalf("%s: pg_waldump 15: %v: %s", tc.name, err, ref)
+		}
+		for _, args := range [][]string{{"stats", tc.file}, {"dump", tc.file}, {"verify", tc.file}, {"whatif", tc.file}, {"stats", "."}, {"verify", "."}} {
+			args = append([]string{args[0], "-s", tc.start}, args[1:]...)
+			out, stderr, code := walscope(t, dir, args...)
+			if code != exitProblem || !strings.Contains(out+stderr, want) || !strings.Contains(out+stderr, tc.class) {
+				t.Errorf("%s: %v: exit %d, stdout %q, stderr %q", tc.name, args, code, out, stderr)
+			}
+		}
+	}
+}
+
+// TestInvalidHistory: a history file that cannot be followed (switch points
+// out of order) fails every command with the same class and exit code; one
+// the reading does not follow but that contradicts its parent's history is
+// a verify finding (verify followed a loop and checked one segment of
+// eleven, "no problems").
+func TestInvalidHistory(t *testing.T) {
+	root := testwal.Root(t)
+	src := filepath.Join(testwal.Extract(t, testwal.Set{Name: "fixtures/pg15-replica-pglz-k-tl", Dir: filepath.Join(root, "fixtures", "pg15-replica-pglz-k-tl")}), "archive")
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+	}
+	if out, _, code := walscope(t, "", "verify", dir); code != 0 || !strings.Contains(out, "no problems found") {
+		t.Fatalf("the fixture: exit %d: %s", code, out)
+	}
+	h3 := filepath.Join(dir, "00000003.history")
+	os.WriteFile(h3, []byte("1\t0/11000A0\tx\n2\t0/1000000\ty\n"), 0o644)
+	for _, cmd := range []string{"verify", "stats", "dump", "whatif"} {
+		_, stderr, code := walscope(t, "", cmd, dir)
+		if code != exitProblem || !strings.Contains(stderr, "00000003.history") || !strings.Contains(stderr, "invalid-history") {
+			t.Errorf("%s, switch points out of order: exit %d: %s", cmd, code, stderr)
+		}
+	}
+	// Timeline 3's history contradicts timeline 2's.
+	os.WriteFile(h3, []byte("1\t0/9000000\tx\n2\t0/12000000\ty\n"), 0o644)
+	out, _, code := walscope(t, "", "verify", dir)
+	if code != exitProblem || !strings.Contains(out, "invalid-history: file "+h3) {
+		t.Errorf("contradicting histories: exit %d: %s", code, out)
+	}
+}
+
+// TestVerifyJobsAgree: the number of workers changes no finding, here on
+// many empty segment files (spans starting in them met each twice).
+func TestVerifyJobsAgree(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"000000010000000000000006", "000000010000000000000007"} {
+		b, err := os.ReadFile(filepath.Join(sampleWAL(t), n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, n), b, 0o644)
+	}
+	for i := 8; i <= 200; i++ { // more than one 64 MB span of 1 MB segments
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("0000000100000000%08X", i)), nil, 0o644)
+	}
+	var first string
+	for _, j := range []string{"1", "2", "4"} {
+		out, stderr, code := walscope(t, "", "verify", "-j", j, dir)
+		if code != exitProblem || !strings.Contains(out, "193 problems: truncated-segment 193") {
+			t.Errorf("-j %s: exit %d: %s %s", j, code, lastLine(out), stderr)
+		}
+		if first == "" {
+			first = out
+		} else if out != first {
+			t.Errorf("-j %s finds otherwise than -j 1", j)
+		}
+	}
+}
+
+// TestSameClassAcrossCommands: one bad input, one class and exit code from
+// every command (16 MB of zeros was a usage error, exit 2, for verify and
+// exit 1 for the others).
+func TestSameClassAcrossCommands(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "000000010000000000000001"), make([]byte, 16<<20), 0o644)
+	out := t.TempDir()
+	for _, args := range [][]string{
+		{"stats", dir}, {"stats", "--by", "xid", dir}, {"dump", dir}, {"verify", dir}, {"whatif", dir}, {"events", dir},
+		{"report", "--out", filepath.Join(out, "r.html"), dir}, {"export", "--out", filepath.Join(out, "x"), dir},
+	} {
+		stdout, stderr, code := walscope(t, "", args...)
+		if code != exitProblem || !strings.Contains(stdout+stderr, "[unknown-version: file ") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
+// TestVerifyListsFilesNotRead: every segment file the reading did not cover
+// is listed with the reason.
+func TestVerifyListsFilesNotRead(t *testing.T) {
+	root := testwal.Root(t)
+	arch := filepath.Join(testwal.Extract(t, testwal.Set{Name: "fixtures/pg15-replica-pglz-k-tl", Dir: filepath.Join(root, "fixtures", "pg15-replica-pglz-k-tl")}), "archive")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"verify", arch}, []string{"not read: 000000010000000000000011.partial: timeline 1 ends in it (at 0/11000A0): the history followed reads this segment on timeline 2"}},
+		{[]string{"verify", "-t", "1", arch}, []string{"not read: 000000020000000000000011: timeline 2 is not on the history followed (timelines 1)"}},
+		{[]string{"verify", "-s", "0/A00000", arch}, []string{"not read: 2 files, 000000010000000000000008 to 000000010000000000000009: before the start 0/A00000",
+			"not read: 000000010000000000000011.partial: timeline 1 ends in it (at 0/11000A0): the history followed reads this segment on timeline 2"}},
+		{[]string{"verify", sampleWAL(t)}, nil},
+	} {
+		out, stderr, code := walscope(t, "", tc.args...)
+		var got []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "not read: ") {
+				got = append(got, l)
+			}
+		}
+		if code != 0 || strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%v: exit %d %s\n got %q\nwant %q", tc.args, code, stderr, got, tc.want)
+		}
+	}
+	// A start past every file: pg_waldump cannot open its segment (walscope
+	// read nothing and said "no problems").
+	for _, c := range []string{"verify", "stats", "dump"} {
+		_, stderr, code := walscope(t, "", c, "-s", "0/A000000", arch)
+		if code != exitProblem || !strings.Contains(stderr, `could not find file "0000000200000000000000A0"`) || !strings.Contains(stderr, "missing-segment") {
+			t.Errorf("%s -s past the files: exit %d: %s", c, code, stderr)
+		}
+	}
+	out, _, _ := walscope(t, "", "verify", "--format", "json", "-t", "1", arch)
+	if !strings.Contains(out, `"not_read": [`) || !strings.Contains(out, `"reason": "timeline 2 is not on the history followed (timelines 1)"`) {
+		t.Errorf("json: %s", out)
+	}
+}
+
+// TestVerifyMisnamedInBackupArchive: a segment stored under the next
+// segment's name at the end of a backup tool's archive is a problem (in a
+// plain directory, maybe a live pg_wal, it is the usual recycled segment:
+// the end of WAL).
+func TestVerifyMisnamedInBackupArchive(t *testing.T) {
+	src := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(sampleWAL(t), "000000010000000000000006"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "000000010000000000000006"), b, 0o644)
+	b7, _ := os.ReadFile(filepath.Join(sampleWAL(t), "000000010000000000000007"))
+	os.WriteFile(filepath.Join(src, "000000010000000000000007"), b7, 0o644)
+	os.WriteFile(filepath.Join(src, "000000010000000000000008"), b, 0o644) // 06 under 08's name
+	if out, _, code := walscope(t, "", "verify", src); code != 0 || !strings.Contains(out, "end of WAL at 0/800000: unexpected pageaddr 0/600000") {
+		t.Errorf("plain directory: exit %d: %s", code, out)
+	}
+	for _, l := range layouts {
+		if l.name != "wal-g" && l.name != "pgbackrest" && l.name != "barman" {
+			continue
+		}
+		p := l.build(t, src, t.TempDir())
+		out, _, code := walscope(t, "", "verify", p)
+		if code != exitProblem || !strings.Contains(out, "stale-recycled-segment: file ") || !strings.Contains(out, "holds no recycled segments") {
+			t.Errorf("%s: exit %d: %s", l.name, code, out)
+		}
+	}
+}
