@@ -14,9 +14,13 @@ import (
 	"github.com/walscope/walscope/internal/testwal"
 )
 
-// versionFixtures are the majors fixtures/versions.sh makes a fixture for:
-// real WAL of a real server of each PostgreSQL major walscope reads.
-var versionFixtures = []int{10, 11, 12, 13, 14, 15, 16, 17, 18}
+// versionFixtures are the fixtures fixtures/versions.sh makes: real WAL of a
+// real server of each PostgreSQL major walscope reads (8 kB pages, as every
+// packaged build has), and builds from source with other page sizes (VARIANT).
+var versionFixtures = []struct {
+	major   int
+	variant string // "" or the page sizes of a build from source, e.g. "32k"
+}{{10, ""}, {11, ""}, {12, ""}, {13, ""}, {14, ""}, {15, ""}, {16, ""}, {17, ""}, {18, ""}, {13, "32k"}}
 
 // TestVersionsMatchTheirOracle compares walscope with the oracle stored beside
 // each fixtures/versions/pgN (see fixtures/README.md): `dump`, `dump -b`,
@@ -27,8 +31,12 @@ var versionFixtures = []int{10, 11, 12, 13, 14, 15, 16, 17, 18}
 // fails on any difference.
 func TestVersionsMatchTheirOracle(t *testing.T) {
 	root := testwal.Root(t)
-	for _, v := range versionFixtures {
+	for _, f := range versionFixtures {
+		v := f.major
 		name := fmt.Sprintf("pg%d", v)
+		if f.variant != "" {
+			name += "-" + f.variant
+		}
 		t.Run(name, func(t *testing.T) {
 			d := filepath.Join(root, "fixtures", "versions", name)
 			if _, err := os.Stat(filepath.Join(d, "archive.tar.zst")); err != nil {
@@ -41,6 +49,16 @@ func TestVersionsMatchTheirOracle(t *testing.T) {
 			}
 			if !strings.Contains(settings, fmt.Sprintf("version=postgres (PostgreSQL) %d.", v)) {
 				t.Fatalf("settings.txt is not PostgreSQL %d's:\n%s", v, settings)
+			}
+			if f.variant == "32k" && !strings.Contains(settings, "xlog_blcksz=32768") {
+				t.Fatalf("settings.txt is not a 32 kB build's:\n%s", settings)
+			}
+			// The WAL does not record BLCKSZ (pg_waldump has it compiled in):
+			// a build with other data pages is read with --blcksz, as its
+			// users must (images' hole lengths depend on it).
+			var pageSize []string
+			if m := regexp.MustCompile(`(?m)^blcksz=(\d+)$`).FindStringSubmatch(settings); m != nil {
+				pageSize = []string{"--blcksz", m[1]}
 			}
 			compared := 0
 			for _, tl := range oracleTimelines(t, dir) {
@@ -57,7 +75,7 @@ func TestVersionsMatchTheirOracle(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, stderr, code := walscope(t, dir, append(c.args, "-p", "archive", tl.First, tl.Last)...)
+					got, stderr, code := walscope(t, dir, append(append(c.args, pageSize...), "-p", "archive", tl.First, tl.Last)...)
 					refErr, _ := testwal.ReadRef(dir, "records-"+tl.TLI+".err")
 					if m := refError.FindStringSubmatch(refErr); m != nil {
 						if !strings.Contains(stderr, m[1]) {
@@ -82,7 +100,7 @@ func TestVersionsMatchTheirOracle(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, stderr, code := walscope(t, dir, append(c.args, "-p", "archive", tl.First, tl.Last)...)
+					got, stderr, code := walscope(t, dir, append(append(c.args, pageSize...), "-p", "archive", tl.First, tl.Last)...)
 					if code != 0 {
 						t.Errorf("%s%s: exit %d: %s", c.ref, tl.TLI, code, stderr)
 					}
