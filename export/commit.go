@@ -48,19 +48,19 @@ const (
 
 // Marker is the content of a dataset's completion marker.
 type Marker struct {
-	SchemaVersion string       `json:"schema_version"`
-	Table         string       `json:"table"`
-	Label         string       `json:"label,omitempty"`
-	SegmentRange  string       `json:"segment_range,omitempty"`
+	SchemaVersion string `json:"schema_version"`
+	Table         string `json:"table"`
+	Label         string `json:"label,omitempty"`
+	SegmentRange  string `json:"segment_range,omitempty"`
 	// StartLSN and EndLSN (PostgreSQL's X/Y form) bound where the records
 	// of a segment range's dataset begin, [start_lsn, end_lsn).
-	StartLSN string `json:"start_lsn,omitempty"`
-	EndLSN   string `json:"end_lsn,omitempty"`
-	PartitionBy   string       `json:"partition_by,omitempty"`
-	Format        Format       `json:"format"`
-	Rows          int64        `json:"rows"`
-	Files         []MarkerFile `json:"files"`
-	Completed     time.Time    `json:"completed"`
+	StartLSN    string       `json:"start_lsn,omitempty"`
+	EndLSN      string       `json:"end_lsn,omitempty"`
+	PartitionBy string       `json:"partition_by,omitempty"`
+	Format      Format       `json:"format"`
+	Rows        int64        `json:"rows"`
+	Files       []MarkerFile `json:"files"`
+	Completed   time.Time    `json:"completed"`
 }
 
 // MarkerFile is one file of a dataset, relative to the dataset directory.

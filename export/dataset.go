@@ -41,10 +41,10 @@ type Config struct {
 	// whose bounds intersect are refused as overlapping (zero: unknown, the
 	// segment names decide).
 	StartLSN, EndLSN xlog.LSN
-	Desc         bool // records.description
-	BlockSize    int  // BLCKSZ
-	Overwrite    bool
-	RowGroupRows int
+	Desc             bool // records.description
+	BlockSize        int  // BLCKSZ
+	Overwrite        bool
+	RowGroupRows     int
 	// Cycles are the checkpoint cycles from a first pass
 	// (analyze.RedoFinder.Cycles); the first is the WAL before the first
 	// redo point.
