@@ -74,3 +74,138 @@ func (n *NamesReading) Wait() (*WALNames, error) {
 	<-n.done
 	return n.names, n.err
 }
+
+// XLOGPassWithNames is XLOGPass (skipCRC) and LearnNames in one reading of
+// the stream: its spans are read in parallel, each keeping a copy of the
+// few records that can name a relation under the default catalog files
+// (namesSpan), which are then learnt from in WAL order. A second, single
+// reader of the whole WAL cost the export a quarter of its CPU time
+// (scripts/bench-export.sh, issue 19). It returns what both return; when
+// the WAL moves pg_class or pg_namespace to another file (VACUUM FULL of a
+// catalog), which records matter is only known in order, and the names
+// are learnt by LearnNames instead.
+func XLOGPassWithNames[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, names *WALNames, err error) {
+	type part struct {
+		t     T
+		names namesSpan
+	}
+	// Whole records (no HeadersOnly): catalog images span pages. The
+	// checkpoints' part skips the records HeadersOnly would have cut, as
+	// XLOGPass does.
+	whole := opts
+	whole.HeadersOnly, whole.SkipCRC = false, true
+	all, start, end, err := runPass(src, whole, blockSize, workers, spanBytes, func(p *part, rec *xlog.Record, dec *decode.Decoder) error {
+		h := &rec.Header
+		forNames := NamesFrom(h.Rmid) && !p.names.stopped
+		forXLOG := h.Rmid == xlog.RmgrXLOG && !cutByHeadersOnly(rec)
+		if !forNames && !forXLOG {
+			return nil
+		}
+		crcOK := xlog.RecordCRC(rec.Raw) == h.CRC
+		var d *decode.Record
+		var derr error
+		if crcOK {
+			d, derr = dec.Decode(rec)
+		}
+		if forNames {
+			p.names.see(rec, d, crcOK && derr == nil)
+		}
+		if forXLOG {
+			if !crcOK {
+				return errPassStop // damaged here: the reading ends here too
+			}
+			if derr == nil {
+				add(&p.t, d)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, 0, nil, err
+	}
+	parts = make([]T, len(all))
+	for i := range all {
+		parts[i] = all[i].t
+	}
+	names = NewWALNames(decode.NewDecoder(blockSize))
+	dec := decode.NewDecoder(blockSize)
+	for i := range all {
+		s := &all[i].names
+		for j := range s.recs {
+			d, err := dec.Decode(&s.recs[j])
+			if err != nil { // decoded once already: cannot happen
+				return parts, start, end, nil, err
+			}
+			names.Add(d)
+			if names.movedCatalogs() {
+				names, err = LearnNames(src, opts, blockSize)
+				return parts, start, end, names, err
+			}
+		}
+		if s.haveVersion {
+			names.version = s.version
+		}
+		if s.stopped {
+			break // LearnNames stops at the first damaged record
+		}
+	}
+	return parts, start, end, names, nil
+}
+
+// cutByHeadersOnly reports whether Options.HeadersOnly would have kept
+// only part of rec: it spans pages and is longer than HeadersOnlyKeep.
+func cutByHeadersOnly(rec *xlog.Record) bool {
+	avail := rec.PageSize - uint32(uint64(rec.LSN)%uint64(rec.PageSize))
+	return rec.Header.TotLen > avail && rec.Header.TotLen > xlog.HeadersOnlyKeep
+}
+
+// namesSpan is what one span of XLOGPassWithNames keeps for WALNames: the
+// records of NamesFrom's resource managers, as LearnNames reads them,
+// that WALNames.Add learns from while pg_class and pg_namespace are in
+// their default files (those touching a block of 1259 or 2615, and the
+// relation mapper's), copied; and whether LearnNames would stop in it.
+type namesSpan struct {
+	recs        []xlog.Record
+	version     xlog.Version
+	haveVersion bool
+	stopped     bool
+}
+
+// see takes one record of NamesFrom's resource managers, decoded as d
+// when ok (its CRC right and it decodes).
+func (s *namesSpan) see(rec *xlog.Record, d *decode.Record, ok bool) {
+	if !ok {
+		s.stopped = true // LearnNames stops here
+		return
+	}
+	s.version, s.haveVersion = rec.Version, true
+	keep := rec.Header.Rmid == xlog.RmgrRelMap
+	for i := range d.Blocks {
+		b := &d.Blocks[i]
+		if b.Fork() == decode.ForkMain && b.Rel.DBOID != 0 && (b.Rel.RelNumber == relationRelationID || b.Rel.RelNumber == namespaceRelationID) {
+			keep = true
+			break
+		}
+	}
+	if keep {
+		c := *rec
+		c.Raw = append([]byte(nil), rec.Raw...)
+		s.recs = append(s.recs, c)
+	}
+}
+
+// movedCatalogs reports whether w has learnt that pg_class or pg_namespace
+// of a database is in a file other than their default ones.
+func (w *WALNames) movedCatalogs() bool {
+	for _, f := range w.classFile {
+		if f != relationRelationID {
+			return true
+		}
+	}
+	for _, f := range w.nspFile {
+		if f != namespaceRelationID {
+			return true
+		}
+	}
+	return false
+}
