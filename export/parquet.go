@@ -86,7 +86,19 @@ type parquetWriter struct {
 	groups []groupMeta
 	keys   []string
 	vals   []string
+	// the columns by type, for Write to call each type's add directly:
+	// an interface call per cell was a tenth of the writer's time
+	i64   []colOf[*int64Column]
+	i32   []colOf[*int32Column]
+	dicts []colOf[*dictColumn]
+	other []colOf[column] // bool and free text (text twins add nothing)
 	*scratch
+}
+
+// colOf is a column and the position of its Value in a Row.
+type colOf[C any] struct {
+	c  C
+	of int
 }
 
 // scratch is a writer's buffers for its pages, reused for every page and
@@ -144,6 +156,20 @@ func newParquetWriter(b fileBase, s *Schema, o Options) (*parquetWriter, error) 
 				t.lsn = w.cols[len(w.cols)-1].(*int64Column)
 			}
 			w.cols = append(w.cols, col)
+		}
+	}
+	for i, col := range w.cols {
+		of := w.fcols[i].Of
+		switch c := col.(type) {
+		case *int64Column:
+			w.i64 = append(w.i64, colOf[*int64Column]{c, of})
+		case *int32Column:
+			w.i32 = append(w.i32, colOf[*int32Column]{c, of})
+		case *dictColumn:
+			w.dicts = append(w.dicts, colOf[*dictColumn]{c, of})
+		case *lsnTextColumn:
+		default:
+			w.other = append(w.other, colOf[column]{c, of})
 		}
 	}
 	return w, nil
@@ -214,8 +240,17 @@ func (w *parquetWriter) release() {
 func (w *parquetWriter) Rows() int64 { return w.rows }
 
 func (w *parquetWriter) Write(r Row) error {
-	for i, c := range w.cols {
-		c.add(&r[w.fcols[i].Of])
+	for _, a := range w.i64 {
+		a.c.add(&r[a.of])
+	}
+	for _, a := range w.i32 {
+		a.c.add(&r[a.of])
+	}
+	for _, a := range w.dicts {
+		a.c.add(&r[a.of])
+	}
+	for _, a := range w.other {
+		a.c.add(&r[a.of])
 	}
 	w.rows++
 	w.n++

@@ -140,22 +140,35 @@ func exportAction(c *cli.Context) error {
 		cfg.EndLSN = in.opts.End
 	}
 	// Relation names (records, blocks): the catalog, then the names the WAL
-	// carries, learnt by a reader of their own beside the cycles' pass.
+	// carries, learnt in the cycles' pass (one reading of the WAL for both),
+	// or by a reader of their own when there is none.
 	var names *analyze.NamesReading
+	walNames := cfg.NeedsNames() && !c.Bool("no-wal-names")
 	if cfg.NeedsNames() {
 		if cfg.Catalog, err = loadCatalog(c); err != nil {
 			r.Close()
 			return err
 		}
-		if !c.Bool("no-wal-names") {
+		if walNames && !cfg.NeedsCycles() {
 			names = analyze.StartNames(in.src, in.opts, c.Int("blcksz"))
 		}
 	}
 	if cfg.NeedsCycles() {
 		workers := jobs(c)
-		cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
+		if walNames {
+			cfg.Cycles, cfg.WALNames, err = findCyclesAndNames(in, cfg.BlockSize, workers)
+			if err != nil {
+				r.Close()
+				return readerSetupError(err)
+			}
+		} else {
+			cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
+		}
 	}
-	if cfg.WALNames, err = names.Wait(); err != nil {
+	if names != nil {
+		cfg.WALNames, err = names.Wait()
+	}
+	if err != nil {
 		r.Close()
 		return readerSetupError(err)
 	}
@@ -234,6 +247,19 @@ func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []analyze.Cyc
 		all.Append(&finders[i])
 	}
 	return all.Cycles(start)
+}
+
+// findCyclesAndNames is findCycles and analyze.LearnNames in one reading.
+func findCyclesAndNames(in *input, blockSize, workers int) ([]analyze.CycleInfo, *analyze.WALNames, error) {
+	finders, start, _, names, err := analyze.XLOGPassWithNames(in.src, in.opts, blockSize, workers, 64<<20, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
+	if err != nil {
+		return nil, nil, err
+	}
+	var all analyze.RedoFinder
+	for i := range finders {
+		all.Append(&finders[i])
+	}
+	return all.Cycles(start), names, nil
 }
 
 // segRangeName names a segment by its number, without timeline (the 16
