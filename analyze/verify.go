@@ -2,8 +2,11 @@ package analyze
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"sort"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
@@ -32,6 +35,8 @@ const (
 	ClassArchiveChecksum Class = "archive-checksum-mismatch" // a backup tool's checksum of the file does not match
 	ClassArchiveCorrupt  Class = "corrupt-archive-file"      // damaged compression, oversized content, unreadable file
 	ClassDuplicate       Class = "duplicate-segment"         // the same segment twice with different content
+	ClassHistory         Class = "invalid-history"           // a timeline history file that is not a valid history (xlog.CheckHistories)
+	ClassUnreadable      Class = "unreadable-file"           // a file the user may not read (permission denied): an input problem, exit 2
 )
 
 // Problem is one finding.
@@ -45,6 +50,9 @@ type Problem struct {
 	Message string `json:"message"`
 	// Resume is where reading resumed after it (empty if it did not).
 	Resume string `json:"resumed_at,omitempty"`
+	// Cause is, for the end of WAL, what ended it: zeroed space, a
+	// recycled segment, a CRC mismatch, the end of the files.
+	Cause Class `json:"cause,omitempty"`
 }
 
 // TimelineRange is the stretch of one timeline whose records were read.
@@ -75,6 +83,16 @@ type VerifyReport struct {
 	AfterEnd []Problem `json:"after_end,omitempty"`
 	// Archive describes the files, when the input is an archive.
 	Archive *ArchiveSummary `json:"archive,omitempty"`
+	// NotRead lists the segment files the reading did not cover, with the
+	// reason: nothing is skipped silently.
+	NotRead []SkippedFile `json:"not_read,omitempty"`
+}
+
+// SkippedFile is a segment file the reading did not cover, and why.
+type SkippedFile struct {
+	Name   string `json:"name"` // the segment file name (".partial" included)
+	File   string `json:"file"` // where it is stored
+	Reason string `json:"reason"`
 }
 
 // AddArchive adds the archive summary and its problems to the report.
@@ -86,13 +104,39 @@ func (r *VerifyReport) AddArchive(sum *ArchiveSummary, problems []Problem) {
 	}
 }
 
+// NoRecycledEnd turns an end of WAL at a recycled segment (a page address
+// older than the file's name) into a problem: in a backup tool's archive,
+// which holds only segments archived when complete, such a file is a
+// segment stored under another name, not a recycled one. why is added to
+// the message.
+func (r *VerifyReport) NoRecycledEnd(why string) {
+	if r.End == nil || r.End.Cause != ClassRecycled {
+		return
+	}
+	p := *r.End
+	p.Class, p.Cause = ClassRecycled, ""
+	p.Message += " (" + why + ")"
+	r.Problems = append(r.Problems, p)
+	r.ByClass[p.Class]++
+	r.End = nil
+}
+
 // OK reports whether nothing but a clean end was found.
 func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 
 // Classify maps a reading error to its class.
 func Classify(err error) Class {
 	xe, _ := errors.AsType[*xlog.Error](err)
+	if errors.Is(err, xlog.ErrNoValidRecord) && xe != nil {
+		// No record where reading starts: the class of what is there
+		// (zeroes, a recycled or misnamed segment, damage).
+		if inner, ok := errors.AsType[*xlog.Error](xe.Err); ok {
+			return Classify(inner)
+		}
+	}
 	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return ClassUnreadable
 	case errors.Is(err, archive.ErrEncrypted), errors.Is(err, archive.ErrUnrecognized):
 		return ClassEncrypted
 	case errors.Is(err, archive.ErrChecksum):
@@ -163,6 +207,7 @@ type spanReport struct {
 func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*VerifyReport, error) {
 	// Every byte's CRC is checked; payloads need not be kept.
 	opts.HeadersOnly = true
+	opts.Index = xlog.NewSegmentIndex() // one index for every span's reader
 	st, err := stream.Open(src, stream.Config{Reader: opts, Workers: workers, SpanBytes: verifySpanBytes})
 	if err != nil {
 		return nil, err
@@ -246,6 +291,12 @@ func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*Verify
 	if setupErr != nil {
 		return nil, setupErr
 	}
+	// Every history file, not only the one the reading followed.
+	if hr, ok := src.(xlog.HistoryReader); ok {
+		for _, hp := range xlog.CheckHistories(hr) {
+			addProblem(Problem{Class: ClassHistory, File: hp.File, LSNStr: xlog.LSN(0).String(), Message: hp.Err.Error()})
+		}
+	}
 	if len(carry) > 0 {
 		first := carry[0]
 		if first.Class == ClassCRC || first.Class == ClassMissingSegment {
@@ -255,7 +306,7 @@ func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*Verify
 			addProblem(first)
 		} else {
 			end := first
-			end.Class = ClassEnd
+			end.Class, end.Cause = ClassEnd, first.Class
 			rep.End = &end
 		}
 		for _, p := range carry[1:] {
@@ -267,6 +318,7 @@ func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*Verify
 	for _, p := range rep.Problems {
 		rep.ByClass[p.Class]++
 	}
+	rep.NotRead = notRead(src, opts, st.SegmentSize(), tls, segments, rep)
 	rep.Segments = len(segments)
 	for _, t := range tls {
 		t.Start, t.End = t.start.String(), t.end.String()
@@ -302,7 +354,8 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 		if p.File != "" {
 			s.segments[p.File] = true
 		}
-		if endLike(p.Class) {
+		if endLike(p.Class) && !errors.Is(err, xlog.ErrNoValidRecord) {
+			// (no record where reading starts is no end: pg_waldump fails)
 			s.pending = append(s.pending, p)
 		} else {
 			s.problems = append(s.problems, p)
@@ -368,6 +421,13 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 			if rerr == io.EOF {
 				return s
 			}
+			if xe, ok := errors.AsType[*xlog.Error](rerr); ok && opts.StopAt != 0 && xe.LSN >= opts.StopAt {
+				// A file past the span: the next span starts there and
+				// reports it (and what follows) as one reader would. Going on
+				// would make every span walk every later bad file (issue 16:
+				// quadratic over many empty files).
+				return s
+			}
 			add(rerr)
 		}
 	}
@@ -377,3 +437,84 @@ func (c Class) String() string { return string(c) }
 
 // verifySpanBytes is the WAL each parallel verify span covers.
 var verifySpanBytes = 64 << 20
+
+// notRead lists the segment files of src that the reading did not cover
+// (no record of theirs read, no problem met in them), with the reason: a
+// timeline the history followed does not take, a parent's files past its
+// switch point, before the start, after the end of WAL, a ".partial" beside
+// its complete twin.
+func notRead(src xlog.Source, opts xlog.Options, segSize uint32, tls map[xlog.TimeLineID]*TimelineRange, seen map[string]bool, rep *VerifyReport) []SkippedFile {
+	var plan []xlog.Timeline
+	if r, err := xlog.NewReader(src, opts); err == nil {
+		plan = r.Timelines()
+		r.Close()
+	}
+	ss := uint64(segSize)
+	var end xlog.LSN // where reading ended
+	for _, t := range tls {
+		end = max(end, t.end)
+	}
+	full := map[xlog.SegmentName]bool{}
+	for _, f := range src.Segments() {
+		if !f.Partial {
+			full[f.Name] = true
+		}
+	}
+	var out []SkippedFile
+	for _, f := range src.Segments() {
+		name := f.Name.String()
+		if seen[name] || seen[f.Path] {
+			continue
+		}
+		segno := f.Name.SegNo(segSize)
+		if t := tls[f.Name.TLI]; t != nil && uint64(t.start)/ss <= segno && segno <= uint64(t.end-1)/ss {
+			continue // read (a record that spans it whole)
+		}
+		var reason string
+		var onPlan *xlog.Timeline
+		for i := range plan {
+			if plan[i].TLI == f.Name.TLI {
+				onPlan = &plan[i]
+			}
+		}
+		switch {
+		case f.Partial && full[f.Name]:
+			reason = "a .partial file beside the complete segment, which was read"
+		case onPlan == nil:
+			reason = fmt.Sprintf("timeline %d is not on the history followed (timelines %s)", f.Name.TLI, planString(plan))
+		case onPlan.End != 0 && segno > uint64(onPlan.End)/ss:
+			reason = fmt.Sprintf("after timeline %d's switch point %s, where the history followed goes on on a later timeline", f.Name.TLI, onPlan.End)
+		case segno < uint64(onPlan.Begin)/ss:
+			reason = fmt.Sprintf("before timeline %d begins at %s", f.Name.TLI, onPlan.Begin)
+		case opts.Start != 0 && segno < uint64(opts.Start)/ss:
+			reason = fmt.Sprintf("before the start %s", opts.Start)
+		case opts.End != 0 && segno >= uint64(opts.End)/ss:
+			reason = fmt.Sprintf("after the end %s", opts.End)
+		case end != 0 && segno >= uint64(end)/ss:
+			reason = fmt.Sprintf("after the end of WAL at %s", end)
+		default:
+			reason = "not reached by the reading"
+			for t, r := range tls {
+				if t > f.Name.TLI && uint64(r.start)/ss <= segno && segno <= uint64(r.end-1)/ss {
+					reason = fmt.Sprintf("timeline %d ends in it (at %s): the history followed reads this segment on timeline %d", f.Name.TLI, onPlan.End, t)
+				}
+			}
+		}
+		if f.Partial {
+			name += ".partial"
+		}
+		out = append(out, SkippedFile{Name: name, File: f.Path, Reason: reason})
+	}
+	return out
+}
+
+func planString(plan []xlog.Timeline) string {
+	var b []byte
+	for i, t := range plan {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendUint(b, uint64(t.TLI), 10)
+	}
+	return string(b)
+}

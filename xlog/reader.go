@@ -45,6 +45,10 @@ type Options struct {
 	// (a later span of a parallel read): the first record's PrevRead is then
 	// its xl_prev, as if one reader had read on, not InvalidLSN.
 	Continues bool
+	// Index, if not nil, is the source's files indexed once for all the
+	// readers of one parallel reading (see SegmentIndex); a reader with a
+	// Start uses it instead of indexing every file again.
+	Index *SegmentIndex
 }
 
 // HeadersOnlyKeep is how much of a page-spanning record Options.HeadersOnly
@@ -183,17 +187,22 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 	if err := r.readGeometry(*first); err != nil {
 		return nil, err
 	}
-	r.index = make(map[SegmentName][]SegmentFile, len(files))
 	minSeg := ^uint64(0)
-	for _, f := range files {
-		r.index[f.Name] = append(r.index[f.Name], f)
-		if onPlan(f.Name.TLI) {
-			s := f.Name.SegNo(r.segSize)
-			if !f.Partial || true {
+	shared := false
+	if opts.Index != nil && r.opts.Start != 0 {
+		// (the first segment, minSeg, is only needed without a Start)
+		r.index, r.maxSegNo, shared = opts.Index.lookup(files, r.segSize, onPlan)
+	}
+	if !shared {
+		r.index = make(map[SegmentName][]SegmentFile, len(files))
+		for _, f := range files {
+			r.index[f.Name] = append(r.index[f.Name], f)
+			if onPlan(f.Name.TLI) {
+				s := f.Name.SegNo(r.segSize)
 				r.maxSegNo = max(r.maxSegNo, s)
-			}
-			if r.isCandidate(f.Name.TLI, s) {
-				minSeg = min(minSeg, s)
+				if r.isCandidate(f.Name.TLI, s) {
+					minSeg = min(minSeg, s)
+				}
 			}
 		}
 	}
@@ -202,6 +211,17 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 			minSeg = first.Name.SegNo(r.segSize)
 		}
 		r.opts.Start = LSN(minSeg * uint64(r.segSize))
+	} else if !r.opts.Continues && r.opts.Start >= r.LastSegmentEnd() {
+		// A start past every file: pg_waldump fails to open its segment,
+		// and so does the reader (it read nothing and called it the end).
+		segno := uint64(r.opts.Start) / uint64(r.segSize)
+		tli := r.plan[len(r.plan)-1].TLI
+		if c := candidates(r.plan, segno, r.segSize); len(c) > 0 {
+			tli = c[0]
+		}
+		name := NewSegmentName(tli, segno, r.segSize).String()
+		return nil, &Error{File: name, LSN: r.opts.Start, Msg: fmt.Sprintf("could not find file \"%s\": No such file or directory", name),
+			Err: ErrSegmentNotFound}
 	}
 	return r, nil
 }
@@ -429,9 +449,20 @@ func (r *Reader) findFirst() (*Record, error) {
 }
 
 func (r *Reader) notFound(start LSN, err error) error {
-	if err == io.EOF || errors.Is(err, errEndOfRange) || IsEndOfWAL(err) {
+	if err == io.EOF || errors.Is(err, errEndOfRange) {
 		return err
 	}
+	if r.opts.Continues {
+		// A later span of a parallel reading: what it meets is what one
+		// reader reading on would meet, reported as that reader would
+		// (and Resync knows it for the same file's problem), so that -j
+		// changes no finding.
+		return err
+	}
+	// Where reading starts, zeroed space or a page address that is not the
+	// file's (a recycled segment, a segment copied under another name) is
+	// no WAL: pg_waldump fails with "could not find a valid record after"
+	// (XLogFindNextRecord), and so does the reader.
 	e := &Error{LSN: start, Msg: fmt.Sprintf("could not find a valid record after %s", start),
 		Err: fmt.Errorf("%w: %w", ErrNoValidRecord, err)}
 	if xe, ok := errors.AsType[*Error](err); ok {

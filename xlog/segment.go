@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Segment and page size limits (src/include/access/xlog_internal.h,
@@ -83,3 +84,48 @@ type TimeLineID uint32
 
 // XID is a TransactionId.
 type XID uint32
+
+// SegmentIndex is a Source's segment files indexed by name, built once and
+// shared by the readers of one parallel reading (Options.Index). Each reader
+// would otherwise index every file of the source again: over an archive of
+// many small or empty files, cut into many spans, that is quadratic in the
+// files (issue 16: 10,000 empty files took 26 s to verify). It is safe for
+// concurrent use; use it only with the Source it was first used with.
+type SegmentIndex struct {
+	mu      sync.Mutex
+	built   bool
+	files   int
+	segSize uint32
+	byName  map[SegmentName][]SegmentFile // plain file first, then .partial, as Segments lists them
+	maxSeg  map[TimeLineID]uint64         // the highest segment number per timeline
+}
+
+// NewSegmentIndex returns an empty index; the first reader given it fills it.
+func NewSegmentIndex() *SegmentIndex { return &SegmentIndex{} }
+
+// lookup returns the files by name and the highest segment number on the
+// timelines onPlan accepts, building the index on first use. ok is false
+// when the index was built over other files or another segment size: the
+// reader then indexes the files itself.
+func (x *SegmentIndex) lookup(files []SegmentFile, segSize uint32, onPlan func(TimeLineID) bool) (byName map[SegmentName][]SegmentFile, maxSegNo uint64, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.built {
+		x.byName = make(map[SegmentName][]SegmentFile, len(files))
+		x.maxSeg = map[TimeLineID]uint64{}
+		for _, f := range files {
+			x.byName[f.Name] = append(x.byName[f.Name], f)
+			x.maxSeg[f.Name.TLI] = max(x.maxSeg[f.Name.TLI], f.Name.SegNo(segSize))
+		}
+		x.built, x.files, x.segSize = true, len(files), segSize
+	}
+	if x.files != len(files) || x.segSize != segSize {
+		return nil, 0, false
+	}
+	for tli, s := range x.maxSeg {
+		if onPlan(tli) {
+			maxSegNo = max(maxSegNo, s)
+		}
+	}
+	return x.byName, maxSegNo, true
+}

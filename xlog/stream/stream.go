@@ -98,6 +98,10 @@ func Open(src xlog.Source, cfg Config) (*Stream, error) {
 	if cfg.SpanBytes <= 0 {
 		cfg.SpanBytes = DefaultSpanBytes
 	}
+	if cfg.Reader.Index == nil {
+		// Every span's reader looks files up in one index, not its own.
+		cfg.Reader.Index = xlog.NewSegmentIndex()
+	}
 	s := &Stream{src: src, cfg: cfg, start: r.Start(), version: r.Version(), segSize: r.SegmentSize(),
 		page: r.PageSize(), sysID: r.SystemID(), end: r.LastSegmentEnd()}
 	if cfg.Reader.End != 0 {
