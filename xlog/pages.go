@@ -84,9 +84,20 @@ func (r *Reader) loadPage(off int64) ([]byte, error) {
 		hi := min(off+ps, int64(len(b)))
 		return b[off:hi:hi], nil
 	}
-	if !r.winLoaded || off < r.winStart || off+ps > r.winStart+int64(len(r.win)) {
-		r.winStart = off - off%int64(len(r.win))
-		n, err := r.seg.f.ReadAt(r.win, r.winStart)
+	if !r.winLoaded || off < r.winStart || off+ps > r.winStart+int64(r.winLen) {
+		// The first windows of a file are small and grow to the full
+		// window: a switched segment's few KB of WAL cost a few KB of
+		// reading, not a whole window (issue 16).
+		// (off is page-aligned, and so is every bound here.)
+		want := int64(len(r.win))
+		r.winStart = off - off%want
+		for w := max(firstWindow, ps); w < want; w *= 2 {
+			if off < w {
+				r.winStart, want = off, w-off // [off, w): windows tile up to the full size
+				break
+			}
+		}
+		n, err := r.seg.f.ReadAt(r.win[:want], r.winStart)
 		if err != nil && err != io.EOF {
 			return nil, &Error{File: r.seg.file.Path, Offset: r.winStart, LSN: LSN(r.seg.segno*uint64(r.segSize)) + LSN(r.winStart),
 				RecordLSN: r.lastLSN, Err: fmt.Errorf("%w: %w", ErrTruncated, err),
@@ -217,6 +228,11 @@ func (r *Reader) validatePage(pagePtr LSN, page []byte) error {
 // (on a 705 MB archive, stats took 0.30 s with 16 MiB windows and 0.18 s
 // with 128 KiB ones; 64 and 512 KiB were no better).
 var windowSize = uint32(128 << 10)
+
+// firstWindow is the first read of a segment file; each next read doubles
+// up to windowSize, so that a segment that holds little WAL (after
+// pg_switch_wal) is read little.
+const firstWindow = 16 << 10
 
 // windowPool keeps read windows between readers.
 var windowPool sync.Pool
