@@ -35,6 +35,9 @@ type lsReport struct {
 	Repo    *archive.RepoInfo  `json:"repository,omitempty"`
 	Files   []archive.FileFact `json:"files"`
 	Summary archive.Summary    `json:"summary"`
+	// NotRead are the files beside the WAL files that were not read, with
+	// the reason (not problems: nothing is skipped silently).
+	NotRead []archive.NotRead `json:"not_read,omitempty"`
 }
 
 // lsAction exits 0 when no file has a problem, 1 when one has, 2 for usage
@@ -63,7 +66,7 @@ func lsAction(c *cli.Context) error {
 	if len(facts) == 0 {
 		return usageErr("could not find any WAL file in %s", strings.Join(paths, " "))
 	}
-	rep := lsReport{Layout: src.Layout(), Repo: src.Repo(), Files: facts, Summary: archive.Summarize(facts)}
+	rep := lsReport{Layout: src.Layout(), Repo: src.Repo(), Files: facts, Summary: archive.Summarize(facts), NotRead: src.NotRead()}
 	out := bufio.NewWriter(c.App.Writer)
 	if format == "json" {
 		enc := json.NewEncoder(out)
@@ -168,5 +171,11 @@ func writeLsText(out *bufio.Writer, rep *lsReport) {
 		fmt.Fprintln(out, "no problems")
 	} else {
 		fmt.Fprintf(out, "%d problems: %s\n", total, strings.Join(kinds, ", "))
+	}
+	if len(rep.NotRead) > 0 {
+		fmt.Fprintf(out, "%d other files not read:\n", len(rep.NotRead))
+		for _, n := range rep.NotRead {
+			fmt.Fprintf(out, "  %s: %s\n", n.Path, n.Reason)
+		}
 	}
 }

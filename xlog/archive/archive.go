@@ -110,6 +110,30 @@ type Source struct {
 	repo      *RepoInfo
 	tars      []*tarArchive
 	pgbOnlyID string // pgBackRest: read this archive id only (opened at it)
+	notRead   []NotRead
+}
+
+// NotRead is a file found where WAL files are looked for that the source
+// chose not to read, with the reason: nothing is skipped silently.
+type NotRead struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// NotRead lists the files beside the WAL files that the source did not take
+// (directories are not listed: archive_status and a layout's own folders).
+func (s *Source) NotRead() []NotRead { return s.notRead }
+
+// notReadReason says why a file of a WAL folder that is not a WAL file name
+// is not read.
+func notReadReason(name string) string {
+	switch {
+	case strings.HasSuffix(name, ".backup") || strings.Contains(name, ".backup."):
+		return "a backup history file: not WAL (pitr --backup reads it)"
+	case strings.HasPrefix(name, "."):
+		return "a hidden file"
+	}
+	return "not a WAL file name"
 }
 
 // Close releases the open tar cursors. The source stays usable.
@@ -581,10 +605,12 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 		p := s.tree.Join(dir, de.Name())
 		info, err := de.Info()
 		if err != nil {
+			s.notRead = append(s.notRead, NotRead{Path: p, Reason: "could not be examined: " + err.Error()})
 			continue
 		}
 		if !info.Mode().IsRegular() {
 			if info, err = s.tree.Stat(p); err != nil || !info.Mode().IsRegular() {
+				s.notRead = append(s.notRead, NotRead{Path: p, Reason: "not a regular file"})
 				continue
 			}
 		}
@@ -597,8 +623,15 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 				if err := s.addTar(p); err != nil {
 					return err
 				}
+				continue
 			}
+			s.notRead = append(s.notRead, NotRead{Path: p, Reason: "named like a tar file but not one"})
+			continue
 		}
+		if layout == LayoutBarman && de.Name() == "xlog.db" {
+			continue // Barman's index, read by the layout
+		}
+		s.notRead = append(s.notRead, NotRead{Path: p, Reason: notReadReason(de.Name())})
 	}
 	return nil
 }

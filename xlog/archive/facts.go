@@ -33,6 +33,7 @@ const (
 	ProblemUnreadable   ProblemKind = "unreadable"          // an I/O error
 	ProblemMissing      ProblemKind = "missing"             // listed by an index (Barman's xlog.db) but absent
 	ProblemIndex        ProblemKind = "index"               // present but not listed by the index
+	ProblemTruncated    ProblemKind = "truncated-segment"   // a segment (not .partial) shorter than the segment size, or empty
 )
 
 // Problem is one problem with a file.
@@ -407,6 +408,20 @@ func crossCheck(facts []FileFact, ref uint64) {
 	segSize, _ := mostCommon(sizes)
 	if segSize == 0 {
 		return
+	}
+	// Truncated or empty segments: every finished segment (a .partial is
+	// being written) holds its whole segment size; verify calls the same
+	// files truncated-segment.
+	for i := range facts {
+		f := &facts[i]
+		if f.Kind != "segment" || f.Size < 0 || f.Size >= int64(segSize) {
+			continue
+		}
+		msg := fmt.Sprintf("truncated: %d bytes, less than the segment size of %d bytes", f.Size, segSize)
+		if f.Size == 0 {
+			msg = fmt.Sprintf("empty: 0 bytes, where a segment holds %d bytes", segSize)
+		}
+		f.Problems = append(f.Problems, Problem{Kind: ProblemTruncated, Message: msg})
 	}
 	byTLI := map[xlog.TimeLineID][]int{}
 	for i := range facts {
