@@ -98,3 +98,28 @@ func SummarizeArchive(src *archive.Source) (*ArchiveSummary, []Problem, error) {
 	sort.Slice(sum.Timelines, func(i, j int) bool { return sum.Timelines[i].TLI < sum.Timelines[j].TLI })
 	return sum, problems, nil
 }
+
+// ContentProblems returns, as verify problems of ClassEncrypted, the files of
+// src whose content is encrypted or not WAL: what verify reports when no
+// segment could be read at all (an encrypted repository), where a reading
+// would otherwise have found them.
+func ContentProblems(src *archive.Source) ([]Problem, error) {
+	facts, err := src.FactsWith(archive.FactsOptions{Quick: true})
+	if err != nil {
+		return nil, err
+	}
+	var problems []Problem
+	for _, f := range facts {
+		for _, p := range f.Problems {
+			if p.Kind != archive.ProblemEncrypted && p.Kind != archive.ProblemUnrecognized {
+				continue
+			}
+			path := f.Path
+			if f.Member != "" {
+				path += ":" + f.Member
+			}
+			problems = append(problems, Problem{Class: ClassEncrypted, File: path, LSNStr: "0/0", Message: p.Message})
+		}
+	}
+	return problems, nil
+}

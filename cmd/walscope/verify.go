@@ -40,8 +40,22 @@ func verifyAction(c *cli.Context) error {
 	workers := jobs(c)
 	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"), workers)
 	if err != nil {
-		// As every command: unreadable WAL is exit 1, with its class.
-		return readerSetupError(err)
+		_, isArchive := in.src.(*archive.Source)
+		if !isArchive || !unreadableContent(err) {
+			// As every command: unreadable WAL is exit 1, with its class.
+			return readerSetupError(err)
+		}
+		// No segment could be read at all (an encrypted repository): the
+		// report still says what every file is.
+		rep = &analyze.VerifyReport{ByClass: map[analyze.Class]int{}}
+		problems, perr := analyze.ContentProblems(in.src.(*archive.Source))
+		if perr != nil || len(problems) == 0 {
+			return readerSetupError(err)
+		}
+		for _, p := range problems {
+			rep.Problems = append(rep.Problems, p)
+			rep.ByClass[p.Class]++
+		}
 	}
 	if as, ok := in.src.(*archive.Source); ok {
 		sum, problems, err := analyze.SummarizeArchive(as)
@@ -80,8 +94,12 @@ func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
 		}
 		fmt.Fprintln(out)
 	}
-	fmt.Fprintf(out, "PostgreSQL %d WAL, system identifier %d, %d-byte pages, %d-byte segments\n",
-		rep.Version, rep.SystemID, rep.PageSize, rep.SegmentSize)
+	if rep.Version == 0 {
+		fmt.Fprintln(out, "no WAL could be read: every segment is encrypted or unrecognised")
+	} else {
+		fmt.Fprintf(out, "PostgreSQL %d WAL, system identifier %d, %d-byte pages, %d-byte segments\n",
+			rep.Version, rep.SystemID, rep.PageSize, rep.SegmentSize)
+	}
 	fmt.Fprintf(out, "checked %d segments, %d records, %d record bytes\n", rep.Segments, rep.Records, rep.RecordBytes)
 	for _, t := range rep.Timelines {
 		fmt.Fprintf(out, "timeline %d: %s to %s, %d records\n", t.TLI, t.Start, t.End, t.Records)
