@@ -20,7 +20,7 @@ import (
 var versionFixtures = []struct {
 	major   int
 	variant string // "" or the page sizes of a build from source, e.g. "32k"
-}{{10, ""}, {11, ""}, {12, ""}, {13, ""}, {14, ""}, {15, ""}, {16, ""}, {17, ""}, {18, ""}, {13, "32k"}}
+}{{10, ""}, {11, ""}, {12, ""}, {13, ""}, {14, ""}, {15, ""}, {16, ""}, {17, ""}, {18, ""}, {13, "32k"}, {13, "4k"}}
 
 // TestVersionsMatchTheirOracle compares walscope with the oracle stored beside
 // each fixtures/versions/pgN (see fixtures/README.md): `dump`, `dump -b`,
@@ -50,8 +50,8 @@ func TestVersionsMatchTheirOracle(t *testing.T) {
 			if !strings.Contains(settings, fmt.Sprintf("version=postgres (PostgreSQL) %d.", v)) {
 				t.Fatalf("settings.txt is not PostgreSQL %d's:\n%s", v, settings)
 			}
-			if f.variant == "32k" && !strings.Contains(settings, "xlog_blcksz=32768") {
-				t.Fatalf("settings.txt is not a 32 kB build's:\n%s", settings)
+			if want := map[string]string{"32k": "xlog_blcksz=32768", "4k": "xlog_blcksz=4096"}[f.variant]; want != "" && !strings.Contains(settings, want) {
+				t.Fatalf("settings.txt is not a %s build's (%s):\n%s", f.variant, want, settings)
 			}
 			// The WAL does not record BLCKSZ (pg_waldump has it compiled in):
 			// a build with other data pages is read with --blcksz, as its
