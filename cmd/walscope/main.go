@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -32,18 +31,14 @@ func main() {
 	// SIGINT or SIGTERM removes the temporary files and staging
 	// directories of the outputs being written (a rerun then starts from
 	// a clean directory), then exits as the signal would: 128+signal.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sig
-		outfile.Cleanup()
+	outfile.OnSignal(func(s os.Signal) {
 		fmt.Fprintf(os.Stderr, "walscope: %v: stopped, temporary files removed\n", s)
 		code := 130
 		if s == syscall.SIGTERM {
 			code = 143
 		}
 		os.Exit(code)
-	}()
+	})
 	// WALSCOPE_CPUPROFILE=FILE writes a CPU profile of the run, for the
 	// benchmarks' "measure before and after" (go tool pprof FILE).
 	if path := os.Getenv("WALSCOPE_CPUPROFILE"); path != "" {

@@ -17,8 +17,7 @@ type progress struct {
 	total   int64
 	segSize int64
 	bar     *progressbar.ProgressBar
-	stop    chan struct{}
-	stopped chan struct{}
+	shown   atomic.Int64 // when the bar was last drawn (UnixNano)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -35,7 +34,7 @@ func startProgress(stderr io.Writer, quiet bool, total, segSize int64) *progress
 	if quiet || total <= 0 || !isTerminal(stderr) {
 		return nil
 	}
-	p := &progress{total: total, segSize: segSize, stop: make(chan struct{}), stopped: make(chan struct{})}
+	p := &progress{total: total, segSize: segSize}
 	p.bar = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(stderr),
 		progressbar.OptionShowBytes(true),
@@ -45,36 +44,30 @@ func startProgress(stderr io.Writer, quiet bool, total, segSize int64) *progress
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 	)
-	go func() {
-		defer close(p.stopped)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				d := p.done.Load()
-				p.bar.Describe("reading WAL, segment " + strconv.FormatInt(d/p.segSize, 10) + "/" + strconv.FormatInt((p.total+p.segSize-1)/p.segSize, 10))
-				p.bar.Set64(d)
-			}
-		}
-	}()
 	return p
 }
 
-// add records n more WAL bytes read.
+// add records n more WAL bytes read (called by the engine's workers) and
+// redraws the bar at most every 250 ms: by whichever worker comes first,
+// so no goroutine of its own ticks.
 func (p *progress) add(n int64) {
-	if p != nil {
-		p.done.Add(n)
+	if p == nil {
+		return
 	}
+	d := p.done.Add(n)
+	now := time.Now().UnixNano()
+	last := p.shown.Load()
+	if now-last < int64(250*time.Millisecond) || !p.shown.CompareAndSwap(last, now) {
+		return
+	}
+	p.bar.Describe("reading WAL, segment " + strconv.FormatInt(d/p.segSize, 10) + "/" + strconv.FormatInt((p.total+p.segSize-1)/p.segSize, 10))
+	p.bar.Set64(d)
 }
 
 func (p *progress) finish() {
 	if p == nil {
 		return
 	}
-	close(p.stop)
-	<-p.stopped
+	p.bar.Set64(p.done.Load())
 	p.bar.Finish()
 }

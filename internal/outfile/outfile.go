@@ -24,9 +24,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // ErrNotWritable is wrapped by the error for an output that cannot be
@@ -275,4 +277,17 @@ func randomSuffix() string {
 	var b [6]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// OnSignal makes SIGINT and SIGTERM run Cleanup, then then(sig) (which
+// reports and exits: a library never does). The waiting is the library's;
+// then runs on its goroutine.
+func OnSignal(then func(sig os.Signal)) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		Cleanup()
+		then(s)
+	}()
 }
