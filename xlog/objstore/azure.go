@@ -288,11 +288,7 @@ func (b *azureBackend) list(ctx context.Context, prefix string, fn func(object))
 
 func (b *azureBackend) get(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
 	var hdr http.Header
-	if off > 0 || length >= 0 {
-		r := "bytes=" + strconv.FormatInt(off, 10) + "-"
-		if length >= 0 {
-			r += strconv.FormatInt(off+length-1, 10)
-		}
+	if r := byteRange(off, length); r != "" {
 		hdr = http.Header{"X-Ms-Range": {r}}
 	}
 	resp, err := b.request(ctx, "GET", key, nil, nil, 0, hdr)
@@ -305,29 +301,22 @@ func (b *azureBackend) get(ctx context.Context, key string, off, length int64) (
 // put uploads in one Put Blob up to partSize, beyond in blocks committed by
 // one Put Block List: the blob exists, whole, only once committed.
 func (b *azureBackend) put(ctx context.Context, key string, f *os.File, size int64) error {
-	done := func(resp *http.Response, err error) error {
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		return resp.Body.Close()
-	}
 	if size <= partSize {
-		return done(b.request(ctx, "PUT", key, nil, f, size, http.Header{"X-Ms-Blob-Type": {"BlockBlob"}}))
+		return drained(b.request(ctx, "PUT", key, nil, f, size, http.Header{"X-Ms-Blob-Type": {"BlockBlob"}}))
 	}
 	var list bytes.Buffer
 	list.WriteString(`<?xml version="1.0" encoding="utf-8"?><BlockList>`)
 	for n, off := 0, int64(0); off < size; n, off = n+1, off+partSize {
 		l := min(partSize, size-off)
 		id := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("walscope-block-%08d", n)))
-		if err := done(b.request(ctx, "PUT", key, url.Values{"comp": {"block"}, "blockid": {id}}, io.NewSectionReader(f, off, l), l, nil)); err != nil {
+		if err := drained(b.request(ctx, "PUT", key, url.Values{"comp": {"block"}, "blockid": {id}}, io.NewSectionReader(f, off, l), l, nil)); err != nil {
 			return err
 		}
 		list.WriteString("<Latest>" + id + "</Latest>")
 	}
 	list.WriteString("</BlockList>")
 	doc := list.Bytes()
-	return done(b.request(ctx, "PUT", key, url.Values{"comp": {"blocklist"}}, bytes.NewReader(doc), int64(len(doc)), nil))
+	return drained(b.request(ctx, "PUT", key, url.Values{"comp": {"blocklist"}}, bytes.NewReader(doc), int64(len(doc)), nil))
 }
 
 func (b *azureBackend) del(ctx context.Context, key string) error {

@@ -135,11 +135,7 @@ func (b *gcsBackend) get(ctx context.Context, key string, off, length int64) (io
 	if err != nil {
 		return nil, err
 	}
-	if off > 0 || length >= 0 {
-		r := fmt.Sprintf("bytes=%d-", off)
-		if length >= 0 {
-			r += fmt.Sprint(off + length - 1)
-		}
+	if r := byteRange(off, length); r != "" {
 		req.Header.Set("Range", r)
 	}
 	resp, err := b.do(req)
@@ -159,12 +155,7 @@ func (b *gcsBackend) put(ctx context.Context, key string, f *os.File, size int64
 	}
 	req.ContentLength = size
 	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := b.do(req)
-	if err != nil {
-		return err
-	}
-	io.Copy(io.Discard, resp.Body)
-	return resp.Body.Close()
+	return drained(b.do(req))
 }
 
 func (b *gcsBackend) del(ctx context.Context, key string) error {

@@ -34,10 +34,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -836,4 +838,27 @@ func (f *rangeFile) ReadAt(p []byte, off int64) (int, error) {
 
 func (f *rangeFile) Seek(off int64, whence int) (int64, error) {
 	return seek(&f.pos, f.info.o.size, off, whence)
+}
+
+// byteRange is an HTTP Range value for length bytes from off (length < 0: to
+// the end), and "" for the whole object.
+func byteRange(off, length int64) string {
+	if off <= 0 && length < 0 {
+		return ""
+	}
+	r := "bytes=" + strconv.FormatInt(off, 10) + "-"
+	if length >= 0 {
+		r += strconv.FormatInt(off+length-1, 10)
+	}
+	return r
+}
+
+// drained reads and closes the body of a response whose content is not
+// needed (so the connection is reused), returning err or the close error.
+func drained(resp *http.Response, err error) error {
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
 }

@@ -291,11 +291,7 @@ func (b *s3Backend) list(ctx context.Context, prefix string, fn func(object)) er
 
 func (b *s3Backend) get(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
 	var hdr http.Header
-	if off > 0 || length >= 0 {
-		r := "bytes=" + strconv.FormatInt(off, 10) + "-"
-		if length >= 0 {
-			r += strconv.FormatInt(off+length-1, 10)
-		}
+	if r := byteRange(off, length); r != "" {
 		hdr = http.Header{"Range": {r}}
 	}
 	resp, err := b.request(ctx, "GET", key, nil, nil, 0, hdr)
@@ -307,12 +303,7 @@ func (b *s3Backend) get(ctx context.Context, key string, off, length int64) (io.
 
 func (b *s3Backend) put(ctx context.Context, key string, f *os.File, size int64) error {
 	if size <= partSize {
-		resp, err := b.request(ctx, "PUT", key, nil, f, size, nil)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		return resp.Body.Close()
+		return drained(b.request(ctx, "PUT", key, nil, f, size, nil))
 	}
 	// Multipart: the object appears only when the upload is completed.
 	resp, err := b.request(ctx, "POST", key, url.Values{"uploads": {""}}, nil, 0, nil)
