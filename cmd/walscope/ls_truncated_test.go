@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/walscope/walscope/internal/archivetest"
 	"github.com/walscope/walscope/internal/testwal"
 )
 
@@ -16,20 +17,14 @@ import (
 func TestLsTruncatedSegments(t *testing.T) {
 	root := testwal.Root(t)
 	dir := t.TempDir()
-	for _, n := range []string{"000000010000000000000006", "000000010000000000000007"} {
-		b, err := os.ReadFile(filepath.Join(root, "fixtures", "sample", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if n == "000000010000000000000007" {
-			// the first 300,000 bytes of a real segment under the next name
-			if err := os.WriteFile(filepath.Join(dir, "000000010000000000000009"), b[:300000], 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+	archivetest.Plain(t, filepath.Join(root, "fixtures", "sample"), dir) // segments 6 and 7
+	b, err := os.ReadFile(filepath.Join(dir, "000000010000000000000007"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the first 300,000 bytes of a real segment under a later name
+	if err := os.WriteFile(filepath.Join(dir, "000000010000000000000009"), b[:300000], 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "000000010000000000000008"), nil, 0o644); err != nil {
 		t.Fatal(err)
