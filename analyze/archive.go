@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/walscope/walscope/xlog"
@@ -99,16 +100,27 @@ func SummarizeArchive(src *archive.Source) (*ArchiveSummary, []Problem, error) {
 	return sum, problems, nil
 }
 
-// ContentProblems returns, as verify problems of ClassEncrypted, the files of
-// src whose content is encrypted or not WAL: what verify reports when no
-// segment could be read at all (an encrypted repository), where a reading
-// would otherwise have found them.
-func ContentProblems(src *archive.Source) ([]Problem, error) {
-	facts, err := src.FactsWith(archive.FactsOptions{Quick: true})
-	if err != nil {
-		return nil, err
+// UnreadableContent reports whether err is a segment whose content cannot
+// be read as WAL: encrypted, or neither WAL nor compressed WAL.
+func UnreadableContent(err error) bool {
+	return errors.Is(err, archive.ErrEncrypted) || errors.Is(err, archive.ErrUnrecognized)
+}
+
+// UnreadableReport is verify's report when no segment of an archive could be
+// read at all (an encrypted repository: err, from Verify, is
+// UnreadableContent): each such file as a problem of ClassEncrypted, where a
+// reading would have found it. It is nil when src is no archive, err is
+// another error, or no file is encrypted or unrecognised.
+func UnreadableReport(src xlog.Source, err error) *VerifyReport {
+	as, ok := src.(*archive.Source)
+	if !ok || !UnreadableContent(err) {
+		return nil
 	}
-	var problems []Problem
+	facts, ferr := as.FactsWith(archive.FactsOptions{Quick: true})
+	if ferr != nil {
+		return nil
+	}
+	rep := &VerifyReport{ByClass: map[Class]int{}}
 	for _, f := range facts {
 		for _, p := range f.Problems {
 			if p.Kind != archive.ProblemEncrypted && p.Kind != archive.ProblemUnrecognized {
@@ -118,8 +130,12 @@ func ContentProblems(src *archive.Source) ([]Problem, error) {
 			if f.Member != "" {
 				path += ":" + f.Member
 			}
-			problems = append(problems, Problem{Class: ClassEncrypted, File: path, LSNStr: "0/0", Message: p.Message})
+			rep.Problems = append(rep.Problems, Problem{Class: ClassEncrypted, File: path, LSNStr: "0/0", Message: p.Message})
+			rep.ByClass[ClassEncrypted]++
 		}
 	}
-	return problems, nil
+	if len(rep.Problems) == 0 {
+		return nil
+	}
+	return rep
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
-	"github.com/walscope/walscope/xlog/archive"
 )
 
 func dumpCommand() *cli.Command {
@@ -288,7 +287,7 @@ func readerSetupError(err error) error {
 	if errors.Is(err, xlog.ErrNoSegments) {
 		return usageErr("could not find any WAL file")
 	}
-	if unreadableContent(err) {
+	if analyze.UnreadableContent(err) {
 		// Encrypted or unrecognised segments: bad WAL input, exit 1 with
 		// the class ls and verify give those files.
 		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassEncrypted), noHint: true}
@@ -346,10 +345,4 @@ func (s *pageSaver) save(dec *decode.Decoder, rec *decode.Record) error {
 		}
 	}
 	return nil
-}
-
-// unreadableContent reports whether err is a segment whose content walscope
-// cannot read as WAL: encrypted, or neither WAL nor compressed WAL.
-func unreadableContent(err error) bool {
-	return errors.Is(err, archive.ErrEncrypted) || errors.Is(err, archive.ErrUnrecognized)
 }

@@ -40,21 +40,11 @@ func verifyAction(c *cli.Context) error {
 	workers := jobs(c)
 	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"), workers)
 	if err != nil {
-		_, isArchive := in.src.(*archive.Source)
-		if !isArchive || !unreadableContent(err) {
-			// As every command: unreadable WAL is exit 1, with its class.
-			return readerSetupError(err)
-		}
 		// No segment could be read at all (an encrypted repository): the
 		// report still says what every file is.
-		rep = &analyze.VerifyReport{ByClass: map[analyze.Class]int{}}
-		problems, perr := analyze.ContentProblems(in.src.(*archive.Source))
-		if perr != nil || len(problems) == 0 {
+		if rep = analyze.UnreadableReport(in.src, err); rep == nil {
+			// As every command: unreadable WAL is exit 1, with its class.
 			return readerSetupError(err)
-		}
-		for _, p := range problems {
-			rep.Problems = append(rep.Problems, p)
-			rep.ByClass[p.Class]++
 		}
 	}
 	if as, ok := in.src.(*archive.Source); ok {
