@@ -48,15 +48,28 @@ const (
 // So singly linked lists indexed by position, as zlib keeps them, give the
 // same candidates in the same order with two stores per position instead of
 // PostgreSQL's unlinking: head is hist_start holding positions, prev links
-// each position to the previous one of its list. Positions are stored plus
-// base, which moves past every earlier compression's positions, so entries
-// left from earlier inputs lie more than 4096 bytes back and end the walk
-// like an empty list: no clearing of hist_start per input.
+// each position to the previous one of its list.
+//
+// A position is stored as a uint16, plus a bias that keeps 0 as "none" (the
+// cleared head, more than 4096 bytes back, ends the walk like an empty list),
+// and prev is indexed by that stored value itself: one load per entry
+// walked, the walk's critical path. An input too long for 16 bits slides
+// the stored values down now and then (pglzSlide), as zlib slides its window.
 type PGLZCompressor struct {
-	head [pglzMaxHistoryLists]uint32 // the newest position of each hash list, plus base
-	prev [pglzHistorySize]uint32     // by position mod 4096: the previous position of its list, plus base
-	next int                         // the base of the next compression
+	head [pglzMaxHistoryLists]uint16 // hist_start: the newest position of each hash list, biased; 0 is none
+	prev [1 << 16]uint16             // by biased position: the previous position of its list, biased
 }
+
+const (
+	// pglzBias is the stored value of position 0 of an input: a stored
+	// position is at least 4096, more than a match can reach back from it
+	// to 0, the end of a list.
+	pglzBias = pglzHistorySize
+	// pglzSlide is how far the stored values move down when the next
+	// item's positions could pass 0xffff; what stays is well past 4096
+	// bytes of history.
+	pglzSlide = 1<<16 - 4*pglzHistorySize
+)
 
 var pglzPool = sync.Pool{New: func() any { return new(PGLZCompressor) }}
 
@@ -103,14 +116,12 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 	}
 	mask := hashsz - 1
 
-	// Move base past the previous input's positions (see PGLZCompressor);
-	// clear hist_start only when the stored positions would overflow.
-	if c.next < pglzHistorySize || c.next > math.MaxUint32-2*pglzHistorySize-slen {
-		clear(c.head[:])
-		c.next = pglzHistorySize
-	}
-	base := c.next
-	c.next += slen + pglzHistorySize
+	// As pglz_compress, clear the part of hist_start this input uses.
+	head, prev := &c.head, &c.prev
+	clear(head[:hashsz])
+	bias := pglzBias // position dp is stored as dp+bias
+	// Slide before an item whose positions could be stored past 0xffff.
+	slideAt := 1<<16 - pglzMaxMatch - bias
 
 	// The output: PGLZ_MAX_OUTPUT(slen) = slen + 4 bytes at most, since the
 	// size is checked once per item and an item adds at most 4 bytes.
@@ -126,7 +137,6 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 	ctrlp := -1 // index of the pending control byte in out; -1 is ctrl_dummy
 	var ctrlb, ctrl byte
 	foundMatch := false
-	head, prev := &c.head, &c.prev
 
 	dp := 0
 	for dp < slen {
@@ -140,8 +150,13 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 		if !foundMatch && bp >= pglzFirstSuccess {
 			return dst, false
 		}
+		if dp >= slideAt {
+			c.slide(hashsz)
+			bias -= pglzSlide
+			slideAt += pglzSlide
+		}
 		h := pglzHash(src, dp, mask)
-		mlen, moff := c.findMatch(src, dp, h, base)
+		mlen, moff := c.findMatch(src, dp, h, bias)
 
 		// pglz_out_ctrl: store the full control byte and reserve the next
 		// one when 8 items have been written under it.
@@ -168,19 +183,25 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 				out[bp+1] = byte(moff & 0xff)
 				bp += 2
 			}
-			prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
-			head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
+			prev[uint16(dp+bias)] = head[h&(pglzMaxHistoryLists-1)]
+			head[h&(pglzMaxHistoryLists-1)] = uint16(dp + bias)
 			dp++
 			end := dp + mlen - 1
-			for ; dp < end && dp+4 <= slen; dp++ {
-				h := pglzHash4(binary.LittleEndian.Uint32(src[dp:])) & mask
-				prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
-				head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
+			// The positions with 4 bytes to hash, from a slice the compiler
+			// sees need no bounds check per position.
+			if in := src[dp:min(end+3, slen)]; len(in) >= 4 {
+				at := dp + bias
+				for i := range len(in) - 3 {
+					h := pglzHash4(binary.LittleEndian.Uint32(in[i:])) & mask
+					prev[uint16(at+i)] = head[h&(pglzMaxHistoryLists-1)]
+					head[h&(pglzMaxHistoryLists-1)] = uint16(at + i)
+				}
+				dp += len(in) - 3
 			}
 			for ; dp < end; dp++ { // the last 3 bytes of the input
 				h := pglzHash(src, dp, mask)
-				prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
-				head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
+				prev[uint16(dp+bias)] = head[h&(pglzMaxHistoryLists-1)]
+				head[h&(pglzMaxHistoryLists-1)] = uint16(dp + bias)
 			}
 			foundMatch = true
 		} else {
@@ -188,8 +209,8 @@ func (c *PGLZCompressor) Compress(dst, src []byte) ([]byte, bool) {
 			out[bp] = src[dp]
 			bp++
 			ctrl <<= 1
-			prev[dp&(pglzHistorySize-1)] = head[h&(pglzMaxHistoryLists-1)]
-			head[h&(pglzMaxHistoryLists-1)] = uint32(base + dp)
+			prev[uint16(dp+bias)] = head[h&(pglzMaxHistoryLists-1)]
+			head[h&(pglzMaxHistoryLists-1)] = uint16(dp + bias)
 			dp++
 		}
 	}
@@ -238,39 +259,74 @@ func pglzHash4(x uint32) int {
 // walk, since no later candidate can beat it. PostgreSQL tests good_match
 // only when the list goes on; testing it at the end of the list too changes
 // nothing, as the walk ends there either way.
-func (c *PGLZCompressor) findMatch(src []byte, dp, h, base int) (int, int) {
+func (c *PGLZCompressor) findMatch(src []byte, dp, h, bias int) (int, int) {
 	limit := min(pglzMaxMatch, len(src)-dp)
 	cur := src[dp : dp+limit] // what a match can cover
 	length, off := 0, 0
 	want := cur[0]           // the byte a better match must have at length
 	stop := pglzStopAfter[0] // the entries visited after which to stop
-	p := int(c.head[h&(pglzMaxHistoryLists-1)])
-	for visited := int32(0); ; visited++ {
-		hp := p - base
-		// Stop if the offset does not fit into a tag anymore: an entry of
-		// an earlier input, or one PostgreSQL's history no longer holds,
-		// lies further back.
-		thisoff := dp - hp
-		if thisoff >= 0x0fff {
-			break
-		}
-		p = int(c.prev[hp&(pglzHistorySize-1)])
-		if src[hp+length] == want {
-			if n := matchLen(cur, src[hp:hp+limit]); n > length {
-				length, off = n, thisoff
-				if length == limit {
-					break
-				}
-				want = cur[length]
-				stop = pglzStopAfter[length]
+	at := dp + bias          // dp as stored in the history
+	p := c.head[h&(pglzMaxHistoryLists-1)]
+	visited := int32(0)
+	for {
+		// The walk proper, kept small enough for the registers: skip the
+		// entries that cannot beat the best match.
+		var hp int
+		for {
+			// Stop if the offset does not fit into a tag anymore: the end
+			// of the list (0), or an entry PostgreSQL's history no longer
+			// holds, lies further back.
+			if at-int(p) >= 0x0fff {
+				return pglzResult(length, off)
 			}
+			hp = int(p) - bias
+			p = c.prev[p]
+			if src[hp+length] == want {
+				break
+			}
+			// Be happy with lesser good matches the more entries were visited.
+			if visited >= stop {
+				return pglzResult(length, off)
+			}
+			visited++
 		}
-		// Be happy with lesser good matches the more entries were visited.
+		if n := matchLen(cur, src[hp:hp+limit]); n > length {
+			length, off = n, dp-hp
+			if length == limit {
+				break
+			}
+			want = cur[length]
+			stop = pglzStopAfter[length]
+		}
 		if visited >= stop {
 			break
 		}
+		visited++
 	}
-	// Only a match that saves at least one byte counts.
+	return pglzResult(length, off)
+}
+
+// slide moves every stored position down by pglzSlide, for an input longer
+// than 16 bits can hold: a position that would fall to 0 or below lies far
+// beyond the 4096 bytes a match can reach back and becomes none, 0.
+func (c *PGLZCompressor) slide(hashsz int) {
+	down := func(v uint16) uint16 {
+		if v <= pglzSlide {
+			return 0
+		}
+		return v - pglzSlide
+	}
+	for i, v := range c.head[:hashsz] {
+		c.head[i] = down(v)
+	}
+	for i := pglzSlide; i < len(c.prev); i++ {
+		c.prev[i-pglzSlide] = down(c.prev[i])
+	}
+}
+
+// pglzResult is findMatch's result for its best match: only a match that
+// saves at least one byte counts.
+func pglzResult(length, off int) (int, int) {
 	if length > 2 {
 		return length, off
 	}

@@ -1,34 +1,47 @@
 package decode
 
 import (
-	"bytes"
-	"math"
 	"testing"
 )
 
-// TestPGLZCompressBaseWraps compresses through a compressor whose stored
-// positions are about to overflow, so that it clears its history and starts
-// again from a low base, and requires the bytes of a fresh compressor on
-// each input, before and after.
-func TestPGLZCompressBaseWraps(t *testing.T) {
-	inputs := [][]byte{
-		bytes.Repeat([]byte("the same words again, "), 400),
-		bytes.Repeat([]byte{0xFE, 0x01, 0x80, 0x7F, 0x00}, 1800),
-		bytes.Repeat([]byte("the same words again, "), 400),
-	}
+// TestPGLZSlide checks the slide of a long input's history: every stored
+// position moves down by pglzSlide, those that would reach 0 or below
+// become none (0), and prev's entries move with the positions they belong
+// to. (TestPGLZCompressLongInputs checks the bytes of inputs that slide.)
+func TestPGLZSlide(t *testing.T) {
 	var c PGLZCompressor
-	c.next = math.MaxUint32 - 2*pglzHistorySize - len(inputs[0]) // the first input fits, just
-	var seen []int
-	for i, src := range inputs {
-		var fresh PGLZCompressor
-		want, wok := fresh.Compress(nil, src)
-		got, ok := c.Compress(nil, src)
-		if ok != wok || !bytes.Equal(got, want) {
-			t.Fatalf("input %d: %d bytes (ok %v), fresh compressor %d (ok %v)", i, len(got), ok, len(want), wok)
-		}
-		seen = append(seen, c.next)
+	heads := map[int]uint16{ // list: stored position
+		0:    0,              // none stays none
+		1:    1,              // far back: none
+		2:    pglzSlide,      // would be 0: none
+		3:    pglzSlide + 1,  // the oldest kept
+		4:    0xffff,         // the newest
+		8191: pglzSlide + 77, // the last list
 	}
-	if seen[0] < math.MaxUint32-2*pglzHistorySize || seen[1] >= seen[0] {
-		t.Errorf("bases %v: the history was not started again", seen)
+	for h, v := range heads {
+		c.head[h] = v
+	}
+	for i := range c.prev {
+		c.prev[i] = uint16(max(i-300, 0)) // each position links to the one 300 bytes back
+	}
+	c.slide(pglzMaxHistoryLists)
+	for h, v := range heads {
+		want := uint16(0)
+		if v > pglzSlide {
+			want = v - pglzSlide
+		}
+		if c.head[h] != want {
+			t.Errorf("head[%d]: %d slid to %d, want %d", h, v, c.head[h], want)
+		}
+	}
+	for i := range 1<<16 - pglzSlide {
+		old := uint16(i + pglzSlide - 300)
+		want := uint16(0)
+		if old > pglzSlide {
+			want = old - pglzSlide
+		}
+		if c.prev[i] != want {
+			t.Fatalf("prev[%d]: %d, want %d (the entry of %d, which linked to %d)", i, c.prev[i], want, i+pglzSlide, old)
+		}
 	}
 }

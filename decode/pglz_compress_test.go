@@ -273,3 +273,108 @@ func BenchmarkPGLZCompress(b *testing.B) {
 		})
 	}
 }
+
+// TestPGLZCompressLongInputs requires the reference port's bytes on inputs
+// longer than the 16 bits a stored position holds, which slide the history
+// (once from 61,167 bytes on, twice from 110,319): lengths around each
+// slide, compressible all the way so that the compression does not give up
+// before, of repeated words at distances up to the offset limit, runs, and
+// real pages one after another, through one reused compressor and a fresh one.
+func TestPGLZCompressLongInputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var pages []byte
+	for _, im := range realImages(t) {
+		if len(pages) >= 400000 {
+			break
+		}
+		pages = append(pages, im.holeless()...)
+	}
+	lengths := []int{61166, 61167, 61168, 61439, 65535, 65536, 65537, 110318, 110319, 110320, 159471, 200000, 400000}
+	var ref refPGLZ
+	var reused decode.PGLZCompressor
+	for i, n := range lengths {
+		for kind := range 4 {
+			src := make([]byte, n)
+			switch kind {
+			case 0: // words, far and near
+				words := make([][]byte, 8+rng.IntN(30))
+				for k := range words {
+					words[k] = make([]byte, 1+rng.IntN(100))
+					for m := range words[k] {
+						words[k][m] = byte(rng.Uint32())
+					}
+				}
+				src = src[:0]
+				for len(src) < n {
+					src = append(src, words[rng.IntN(len(words))]...)
+					if rng.IntN(4) == 0 {
+						src = append(src, byte(rng.Uint32()))
+					}
+				}
+				src = src[:n]
+			case 1: // runs of every length, high bytes included
+				for j := 0; j < n; {
+					run := 1 + rng.IntN(300)
+					b := byte(rng.Uint32())
+					for ; run > 0 && j < n; run-- {
+						src[j] = b
+						j++
+					}
+				}
+			case 2: // real pages
+				if len(pages) < n {
+					t.Fatalf("only %d bytes of real pages", len(pages))
+				}
+				copy(src, pages[len(pages)-n:])
+			case 3: // a pattern repeating at the longest offsets, 4093 and 4094 bytes
+				period := 4093 + i%2
+				for j := 512; j < n; j++ { // after zeros, so that a match comes early
+					src[j] = byte(rng.Uint32())
+					if j >= period && rng.IntN(16) != 0 {
+						src[j] = src[j-period]
+					}
+				}
+			}
+			want, wok := ref.Compress(nil, src)
+			if !wok {
+				t.Fatalf("%d bytes, kind %d: the reference did not compress it; the test needs compressible input", n, kind)
+			}
+			got, ok := reused.Compress(nil, src)
+			if ok != wok || !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes, kind %d: %d bytes (ok %v), reference %d bytes (ok %v)", n, kind, len(got), ok, len(want), wok)
+			}
+			var fresh decode.PGLZCompressor
+			if got, ok := fresh.Compress(nil, src); ok != wok || !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes, kind %d, fresh compressor: differs from the reference", n, kind)
+			}
+		}
+	}
+}
+
+// FuzzPGLZCompressLong is FuzzPGLZCompress for inputs long enough to slide
+// the history (past 61,167 bytes): the fuzzer's bytes repeated, each time
+// followed by a gap of zeros and a counter byte, to 61,000 to 181,000 bytes.
+func FuzzPGLZCompressLong(f *testing.F) {
+	f.Add([]byte("walscope"), uint16(3), uint32(9000))
+	f.Add(bytes.Repeat([]byte{0xFF, 0x80, 0x7F, 0x00}, 300), uint16(2800), uint32(60000))
+	var ref refPGLZ
+	var c decode.PGLZCompressor
+	f.Fuzz(func(t *testing.T, unit []byte, gap uint16, size uint32) {
+		if len(unit) == 0 {
+			return
+		}
+		n := 61000 + int(size%120000)
+		src := make([]byte, 0, n+len(unit)+4200)
+		for i := 0; len(src) < n; i++ {
+			src = append(src, unit...)
+			src = append(src, make([]byte, int(gap)%4200)...)
+			src = append(src, byte(i))
+		}
+		src = src[:n]
+		want, wok := ref.Compress(nil, src)
+		got, ok := c.Compress(nil, src)
+		if ok != wok || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: %d bytes (ok %v), reference %d bytes (ok %v)", len(src), len(got), ok, len(want), wok)
+		}
+	})
+}
