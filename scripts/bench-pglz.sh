@@ -13,16 +13,20 @@
 # of bench-pgwaldump.sh, $BENCH_DIR/archive, BENCH_DIR=/tmp/walscope-bench),
 # rebuilt and without their hole, as XLogCompressBackupBlock compresses them
 # (scripts/pglzbench pages; PGLZ_MAX_MB, default 64, and PGLZ_EVERY, default
-# 4, pick which). Each side compresses every page RUNS times (default 5),
-# alternating C and Go, on one thread; the best run's CPU time of that
-# thread counts, so a busy machine slows both alike. Then both outputs (each
-# page's pglz_compress result) must be byte-identical, or the script fails.
+# 4, pick which). Each side compresses every page RUNS times (default 7),
+# alternating C and Go, one run each in turn, on one thread, timed by that
+# thread's CPU time, so that a busy machine slows both alike. It prints each
+# side's MB/s of input per core (the best run and the median), the ratio
+# Go/C of each pair of neighbouring runs and their median (the figure to
+# quote), and Go's heap allocations per page. Then each page's result
+# (pglz_compress's return value and bytes) must be the same from both, size
+# and content, or the script fails (pglzbench check).
 # Measures; asserts only that identity.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=${BENCH_DIR:-/tmp/walscope-bench}
 wal=${1:-$B/archive}
-runs=${2:-5}
+runs=${2:-7}
 if [ ! -d "$wal" ]; then
   echo "bench-pglz.sh: no WAL directory $wal (make one with scripts/bench-pgwaldump.sh, or pass a directory of segments)" >&2
   exit 2
@@ -141,20 +145,35 @@ cc $cflags -w -DFRONTEND -I"$work/shim" -I"$work/$top/src/include" \
 
 "$work/pglzbench" pages -max-mb "${PGLZ_MAX_MB:-64}" -every "${PGLZ_EVERY:-4}" -o "$work/pages" "$wal"
 echo "PostgreSQL $ver's pg_lzcompress.c, cc $cflags"
-c=() g=()
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+mbs() { grep -o '[0-9.]* MB/s' <<<"$1" | cut -d' ' -f1; }
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+cs=() gs=() rs=() allocs=
 for i in $(seq "$runs"); do
-  c+=("$("$work/harness" "$work/pages" "$work/out-c" 1)")
-  g+=("$("$work/pglzbench" compress -runs 1 -o "$work/out-go" "$work/pages")")
+  # Who goes first alternates too, so neither always runs on a cache the
+  # other warmed.
+  if (( i % 2 )); then
+    c=$("$work/harness" "$work/pages" "$work/out-c" 1)
+    g=$("$work/pglzbench" compress -runs 1 -o "$work/out-go" "$work/pages")
+  else
+    g=$("$work/pglzbench" compress -runs 1 -o "$work/out-go" "$work/pages")
+    c=$("$work/harness" "$work/pages" "$work/out-c" 1)
+  fi
+  cs+=("$(mbs "$c")") gs+=("$(mbs "$g")")
+  rs+=("$(echo "$(mbs "$g") / $(mbs "$c")" | bc -l)")
+  allocs=$(grep -o '[0-9.]* allocations per page' <<<"$g")
+  printf 'run %d: C %6.1f MB/s, Go %6.1f MB/s, Go/C %.2fx\n' "$i" "${cs[-1]}" "${gs[-1]}" "${rs[-1]}"
 done
-best() { printf '%s\n' "$@" | grep -o '[0-9.]* MB/s' | sort -g | tail -1 | cut -d' ' -f1; }
-cm=$(best "${c[@]}"); gm=$(best "${g[@]}")
-echo "${c[0]%%,*}"
-printf 'C  pglz (PostgreSQL)  %8.1f MB/s  (best of %d runs, thread CPU time)\n' "$cm" "$runs"
-printf 'Go pglz (walscope)    %8.1f MB/s\n' "$gm"
-printf 'ratio Go/C            %8.2fx\n' "$(echo "$gm / $cm" | bc -l)"
-if cmp -s "$work/out-c" "$work/out-go"; then
-  echo "outputs byte-identical ($(stat -c %s "$work/out-c") bytes of results)"
-else
-  echo "bench-pglz.sh: outputs differ: $work/out-c $work/out-go" >&2
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "${c%%,*}, $(grep -o '[0-9.]* MB,' <<<"$c" | tr -d ,) of pages"
+printf 'C  pglz (PostgreSQL)  best %6.1f  median %6.1f MB/s per core (thread CPU time)\n' \
+  "$(printf '%s\n' "${cs[@]}" | sort -g | tail -1)" "$(printf '%s\n' "${cs[@]}" | median)"
+printf 'Go pglz (walscope)    best %6.1f  median %6.1f MB/s per core, %s\n' \
+  "$(printf '%s\n' "${gs[@]}" | sort -g | tail -1)" "$(printf '%s\n' "${gs[@]}" | median)" "$allocs"
+printf 'ratio Go/C            median %.2fx of %d interleaved pairs (range %.2f-%.2fx)\n' \
+  "$(printf '%s\n' "${rs[@]}" | median)" "$runs" "$(printf '%s\n' "${rs[@]}" | sort -g | head -1)" "$(printf '%s\n' "${rs[@]}" | sort -g | tail -1)"
+if ! "$work/pglzbench" check "$work/pages" "$work/out-c" "$work/out-go"; then
+  echo "bench-pglz.sh: results differ: $work/out-c $work/out-go" >&2
   exit 1
 fi
+echo "every page's result identical ($(stat -c %s "$work/out-c") bytes of results)"

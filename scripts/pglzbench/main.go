@@ -5,6 +5,7 @@
 //
 //	pglzbench pages [-max-mb N] [-every K] -o PAGES WALDIR
 //	pglzbench compress [-runs R] -o OUT PAGES
+//	pglzbench check PAGES WANT GOT
 //
 // pages writes the full-page images of the WAL in WALDIR (plain segment
 // files) as PostgreSQL compresses them, each rebuilt and without its hole,
@@ -14,14 +15,20 @@
 // compress compresses every page of PAGES R times with
 // decode.PGLZCompressor, as the C harness does with pglz_compress and
 // PGLZ_strategy_default, and prints the best run's CPU time (of the one
-// thread compressing) and MB/s of input. OUT gets each page's result as
-// the harness writes it: a little-endian int32, pglz_compress's return
-// value (-1 when PostgreSQL would store the page uncompressed), then that
-// many compressed bytes.
+// thread compressing), MB/s of input and the heap allocations per page.
+// OUT gets each page's result as the harness writes it: a little-endian
+// int32, pglz_compress's return value (-1 when PostgreSQL would store the
+// page uncompressed), then that many compressed bytes.
+//
+// check compares two such results of PAGES page by page (WANT is the C
+// harness's) and fails unless every page has the same result: the same
+// size, or -1 in both, and the same bytes. It prints how many pages were
+// compressed and how many differ.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -47,6 +54,8 @@ func main() {
 		err = pagesCmd(os.Args[2:])
 	case "compress":
 		err = compressCmd(os.Args[2:])
+	case "check":
+		err = checkCmd(os.Args[2:])
 	default:
 		usage()
 	}
@@ -57,7 +66,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: pglzbench pages [-max-mb N] [-every K] -o PAGES WALDIR\n       pglzbench compress [-runs R] -o OUT PAGES")
+	fmt.Fprintln(os.Stderr, "usage: pglzbench pages [-max-mb N] [-every K] -o PAGES WALDIR\n       pglzbench compress [-runs R] -o OUT PAGES\n       pglzbench check PAGES WANT GOT")
 	os.Exit(2)
 }
 
@@ -166,6 +175,8 @@ func compressCmd(args []string) error {
 		defer pf.Close()
 		defer pprof.StopCPUProfile()
 	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for range *runs {
 		t0 := threadCPU()
 		for _, p := range pages {
@@ -173,6 +184,8 @@ func compressCmd(args []string) error {
 		}
 		best = min(best, threadCPU()-t0)
 	}
+	runtime.ReadMemStats(&after)
+	allocs := float64(after.Mallocs-before.Mallocs) / float64(*runs*len(pages))
 	f, err := os.Create(*out)
 	if err != nil {
 		return err
@@ -197,9 +210,91 @@ func compressCmd(args []string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Printf("go pglz: %d pages, %.1f MB, best of %d runs %.3f s CPU, %.1f MB/s\n",
-		len(pages), float64(total)/(1<<20), *runs, best.Seconds(), float64(total)/(1<<20)/best.Seconds())
+	fmt.Printf("go pglz: %d pages, %.1f MB, best of %d runs %.3f s CPU, %.1f MB/s, %.4f allocations per page\n",
+		len(pages), float64(total)/(1<<20), *runs, best.Seconds(), float64(total)/(1<<20)/best.Seconds(), allocs)
 	return nil
+}
+
+func checkCmd(args []string) error {
+	if len(args) != 3 {
+		usage()
+	}
+	pages, _, err := readPages(args[0])
+	if err != nil {
+		return err
+	}
+	want, err := readResults(args[1], len(pages))
+	if err != nil {
+		return err
+	}
+	got, err := readResults(args[2], len(pages))
+	if err != nil {
+		return err
+	}
+	compressed, sizes, contents := 0, 0, 0
+	first := -1
+	for i := range pages {
+		w, g := want[i], got[i]
+		if w != nil {
+			compressed++
+		}
+		switch {
+		case (w == nil) != (g == nil) || len(w) != len(g):
+			sizes++
+		case !bytes.Equal(w, g):
+			contents++
+		default:
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	fmt.Printf("%d pages, %d compressed, %d left uncompressed; differing: %d in size or in whether compressed, %d in content only\n",
+		len(pages), compressed, len(pages)-compressed, sizes, contents)
+	if first >= 0 {
+		return fmt.Errorf("%s and %s differ, first at page %d (%d bytes): %s, %s", args[1], args[2], first, len(pages[first]),
+			describe(want[first]), describe(got[first]))
+	}
+	return nil
+}
+
+// describe names one page's result.
+func describe(r []byte) string {
+	if r == nil {
+		return "not compressed (-1)"
+	}
+	return fmt.Sprintf("%d bytes", len(r))
+}
+
+// readResults reads the per-page results written by compress or the C
+// harness, nil for a page left uncompressed, and requires one per page.
+func readResults(path string, pages int) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return nil, errors.New(path + ": truncated")
+		}
+		n := int32(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+		switch {
+		case n == -1:
+			out = append(out, nil)
+		case n < 0 || int(n) > len(b):
+			return nil, fmt.Errorf("%s: result %d: bad length %d", path, len(out), n)
+		default:
+			out = append(out, b[:n])
+			b = b[n:]
+		}
+	}
+	if len(out) != pages {
+		return nil, fmt.Errorf("%s: %d results for %d pages", path, len(out), pages)
+	}
+	return out, nil
 }
 
 // readPages reads a pages file.
