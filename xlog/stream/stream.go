@@ -331,6 +331,20 @@ func CheckJoin(prevLast, prevEnd, first, firstPrev xlog.LSN) error {
 func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, merge func(index int, r R) bool) {
 	spans := s.spans
 	workers := max(1, s.cfg.Workers)
+	if len(spans) == 1 || workers == 1 {
+		// Nothing to overlap: read on the caller's goroutine. A goroutine
+		// and channel per span made a run over one 1 MB segment hand its
+		// work between threads (futex wake-ups, a second stack) for
+		// nothing, which a loaded machine turns into milliseconds of
+		// waiting (issue 16: start time).
+		var stop atomic.Bool
+		for i, sp := range spans {
+			if !merge(i, read(SpanInfo{Index: i, Span: sp, Whole: len(spans) == 1}, &stop)) {
+				return
+			}
+		}
+		return
+	}
 	results := make([]chan R, len(spans))
 	for i := range results {
 		results[i] = make(chan R, 1)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -365,5 +366,44 @@ func TestNoReadAfterReturn(t *testing.T) {
 	}
 	if n := started.Load(); int(n) == len(s.Spans()) {
 		t.Errorf("all %d spans were read though the merge stopped at the second", n)
+	}
+}
+
+// TestOneSpanReadInline: with one span, or one worker, the spans are read
+// and merged on the caller's goroutine: no goroutine is started, so a run
+// over one small segment does not hand its work between threads (issue 16:
+// start time).
+func TestOneSpanReadInline(t *testing.T) {
+	w := xlogtest.NewWriter(xlog.V16, 8192, 1<<20, 1)
+	for i := 0; w.Pos() < xlog.LSN(3<<20); i++ {
+		w.Record(xlog.RmgrLogicalMessage, 0, xlog.XID(i+1), xlogtest.MainData(5000))
+	}
+	for _, cfg := range []Config{
+		{Workers: 2},               // one span: the default span covers the stream
+		{Workers: 1, SpanBytes: 1}, // one worker: one span (spans are planned for several)
+	} {
+		s, err := Open(w.Source(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := runtime.NumGoroutine()
+		reads := 0
+		RunSpans(s, func(info SpanInfo, _ *atomic.Bool) int {
+			reads++
+			if n := runtime.NumGoroutine(); n != before {
+				t.Errorf("workers %d: %d goroutines while reading span %d, %d before", cfg.Workers, n, info.Index, before)
+			}
+			return info.Index
+		}, func(int, int) bool { return true })
+		if reads != len(s.Spans()) || reads != 1 {
+			t.Errorf("workers %d: %d spans read, %d planned; want 1", cfg.Workers, reads, len(s.Spans()))
+		}
+		// and it reads the records to the end of the WAL written
+		res, err := Run(s, Job[*int]{NewPart: func(SpanInfo) *int { return new(int) },
+			Record: func(p *int, _ *xlog.Record) error { *p++; return nil },
+			Merge:  func(*int) error { return nil }})
+		if err != nil || res.Records == 0 || !xlog.IsEndOfWAL(res.Err) {
+			t.Errorf("workers %d: %d records, %v, %v", cfg.Workers, res.Records, err, res.Err)
+		}
 	}
 }
