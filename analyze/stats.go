@@ -25,13 +25,32 @@ func (c *Counter) add(rec, fpi uint32) {
 // Stats is pg_waldump --stats's accumulator (XLogStats and
 // XLogRecStoreStats in src/backend/access/transam/xlogstats.c). Records are
 // added in WAL order; Merge combines the stats of consecutive ranges.
+//
+// The per-record-type rows of a resource manager are allocated when its first
+// record is counted: a Stats is then about 8 KB, not 104 KB, which a reading
+// cut into many spans (one Stats each: short, switched segments) paid in
+// page faults and clearing, and Merge walks only the managers that occurred
+// (issue 16). A Stats shares those rows with its copies: copy one only with
+// Merge.
 type Stats struct {
 	Version xlog.Version
 	Start   xlog.LSN // LSN of the first record counted
 	End     xlog.LSN // end of the last record counted (EndRecPtr)
 	Count   uint64
 	Rmgr    [256]Counter
-	Record  [256][16]Counter // by rmgr and stats bucket (info >> 4; Transaction drops HAS_INFO)
+	// by rmgr and stats bucket (info >> 4; Transaction drops HAS_INFO); nil
+	// for a manager with no record
+	record [256]*[16]Counter
+}
+
+// buckets returns the per-record-type rows of manager id, allocating them.
+func (s *Stats) buckets(id xlog.RmgrID) *[16]Counter {
+	b := s.record[id]
+	if b == nil {
+		b = new([16]Counter)
+		s.record[id] = b
+	}
+	return b
 }
 
 // Add counts one record.
@@ -46,7 +65,7 @@ func (s *Stats) Add(rec *decode.Record) {
 	recLen := rec.Header.TotLen - fpi
 	id := rec.Header.Rmid
 	s.Rmgr[id].add(recLen, fpi)
-	s.Record[id][rmgr.StatsBucket(id, rec.Header.Info)].add(recLen, fpi)
+	s.buckets(id)[rmgr.StatsBucket(id, rec.Header.Info)].add(recLen, fpi)
 }
 
 // Merge adds o, the stats of a later range, to s.
@@ -60,13 +79,17 @@ func (s *Stats) Merge(o *Stats) {
 	s.End = o.End
 	s.Count += o.Count
 	for i := range s.Rmgr {
+		if o.Rmgr[i].Count == 0 {
+			continue // no record of this manager: its rows are empty
+		}
 		s.Rmgr[i].Count += o.Rmgr[i].Count
 		s.Rmgr[i].RecLen += o.Rmgr[i].RecLen
 		s.Rmgr[i].FPILen += o.Rmgr[i].FPILen
-		for j := range s.Record[i] {
-			s.Record[i][j].Count += o.Record[i][j].Count
-			s.Record[i][j].RecLen += o.Record[i][j].RecLen
-			s.Record[i][j].FPILen += o.Record[i][j].FPILen
+		sb, ob := s.buckets(xlog.RmgrID(i)), o.record[i]
+		for j := range sb {
+			sb[j].Count += ob[j].Count
+			sb[j].RecLen += ob[j].RecLen
+			sb[j].FPILen += ob[j].FPILen
 		}
 	}
 }
@@ -98,8 +121,12 @@ func (s *Stats) Rows(perRecord bool) []Row {
 			rows = append(rows, Row{Name: name, Rmgr: name, Counter: s.Rmgr[id]})
 			continue
 		}
+		b := s.record[id]
+		if b == nil {
+			continue
+		}
 		for j := 0; j < 16; j++ {
-			c := s.Record[id][j]
+			c := b[j]
 			if c.Count == 0 {
 				continue
 			}

@@ -52,9 +52,16 @@ func statsAction(c *cli.Context) error {
 	return scan(c, stdout, scanPlan{
 		spanBytes:   max(1, c.Int("span-bytes")),
 		headersOnly: true, // counting needs the headers only
-		newSink:     func(bool) recordSink { return &statsSink{} },
+		newSink: func(direct bool) recordSink {
+			if direct {
+				return &statsSink{&st} // one span: counted in place
+			}
+			return &statsSink{new(analyze.Stats)}
+		},
 		merge: func(s recordSink) error {
-			st.Merge(&s.(*statsSink).st)
+			if p := s.(*statsSink).st; p != &st {
+				st.Merge(p)
+			}
 			return nil
 		},
 		done: func(_ xlog.LSN, v xlog.Version) error {
@@ -77,7 +84,7 @@ func statsAction(c *cli.Context) error {
 }
 
 // statsSink counts one span's records.
-type statsSink struct{ st analyze.Stats }
+type statsSink struct{ st *analyze.Stats }
 
 func (s *statsSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.st.Add(d)
