@@ -235,8 +235,41 @@ func (r *Reader) isCandidate(tli TimeLineID, segno uint64) bool {
 	return false
 }
 
-// readGeometry reads the long header of f's first page.
+// geometry is what a stream's first long page header says.
+type geometry struct {
+	version           Version
+	segSize, pageSize uint32
+	sysID             uint64
+}
+
+// readGeometry reads the long header of f's first page, or takes what an
+// earlier reader sharing Options.Index read there: a reading cut into many
+// spans (short, switched segments) opened the first file again for every
+// span (issue 16).
 func (r *Reader) readGeometry(sf SegmentFile) error {
+	x := r.opts.Index
+	if x != nil {
+		x.mu.Lock()
+		g, ok := x.geo, x.geoPath == sf.Path && x.geoPath != ""
+		x.mu.Unlock()
+		if ok {
+			r.version, r.segSize, r.pageSize, r.sysID = g.version, g.segSize, g.pageSize, g.sysID
+			return nil
+		}
+	}
+	if err := r.readGeometryFrom(sf); err != nil {
+		return err
+	}
+	if x != nil {
+		x.mu.Lock()
+		x.geoPath, x.geo = sf.Path, geometry{r.version, r.segSize, r.pageSize, r.sysID}
+		x.mu.Unlock()
+	}
+	return nil
+}
+
+// readGeometryFrom reads the long header of f's first page.
+func (r *Reader) readGeometryFrom(sf SegmentFile) error {
 	var buf [LongPageHeaderSize]byte
 	var n int
 	var err error
@@ -487,8 +520,7 @@ restart:
 	if err != nil {
 		return nil, err
 	}
-	h, _ := ParsePageHeader(page)
-	hs := uint32(h.Size())
+	pageInfo, hs := pageInfoSize(page)
 	if targetRecOff == 0 {
 		recPtr += LSN(hs)
 		targetRecOff = hs
@@ -499,7 +531,7 @@ restart:
 		}
 		return nil, r.fail(ErrRecordOffset, recPtr, msg)
 	}
-	if h.Info&PageFirstIsContRecord != 0 && targetRecOff == hs {
+	if pageInfo&PageFirstIsContRecord != 0 && targetRecOff == hs {
 		return nil, r.fail(ErrContRecordRequest, recPtr, fmt.Sprintf("contrecord is requested by %s", recPtr))
 	}
 	if int(targetRecOff)+4 > len(page) {
@@ -606,7 +638,12 @@ restart:
 		raw = page[targetRecOff : targetRecOff+totalLen : targetRecOff+totalLen]
 		r.next = recPtr + LSN(Maxalign(totalLen))
 	}
-	hdr := ParseRecordHeader(raw)
+	// The header is decoded in place: a RecordHeader built on the stack and
+	// copied into rec cost a store-forwarding stall per record, a tenth of
+	// the reading of small records (issue 16).
+	rec := &r.rec
+	hdr := &rec.Header
+	parseRecordHeaderInto(hdr, raw)
 	if !spanning && !r.opts.SkipCRC {
 		spanCRC = RecordCRC(raw)
 	}
@@ -622,8 +659,7 @@ restart:
 	r.prev = recPtr
 	// Field by field: the record is rewritten for every record read, and
 	// the geometry fields only change with the reader.
-	rec := &r.rec
-	rec.LSN, rec.EndLSN, rec.Header, rec.Raw = recPtr, r.next, hdr, raw
+	rec.LSN, rec.EndLSN, rec.Raw = recPtr, r.next, raw
 	rec.TLI, rec.Version, rec.PageSize, rec.SegSize = startTLI, r.version, r.pageSize, r.segSize
 	if rec.Segment != startName {
 		rec.Segment = startName
@@ -632,21 +668,48 @@ restart:
 	return rec, nil
 }
 
-// validateHeader mirrors ValidXLogRecordHeader.
-func (r *Reader) validateHeader(recPtr LSN, b []byte, randAccess bool) error {
-	h := ParseRecordHeader(b)
-	if h.TotLen < RecordHeaderSize {
-		return r.badLength(recPtr, h.TotLen)
+// pageInfoSize returns the xlp_info of the page header at the start of page
+// (at least ShortPageHeaderSize bytes) and the header's size, without
+// decoding the rest (the reader validated the page when it loaded it).
+func pageInfoSize(page []byte) (PageInfo, uint32) {
+	info := PageInfo(binary.LittleEndian.Uint16(page[2:4]))
+	if info&PageLongHeader != 0 {
+		return info, LongPageHeaderSize
 	}
-	if !h.Rmid.Valid(r.version) {
-		return r.fail(ErrRmgrID, recPtr, fmt.Sprintf("invalid resource manager ID %d at %s", h.Rmid, recPtr))
+	return info, ShortPageHeaderSize
+}
+
+// parseRecordHeaderInto is ParseRecordHeader writing into h.
+func parseRecordHeaderInto(h *RecordHeader, b []byte) {
+	p := (*[RecordHeaderSize]byte)(b)
+	h.TotLen = binary.LittleEndian.Uint32(p[0:4])
+	h.XID = XID(binary.LittleEndian.Uint32(p[4:8]))
+	h.Prev = LSN(binary.LittleEndian.Uint64(p[8:16]))
+	h.Info = p[16]
+	h.Rmid = RmgrID(p[17])
+	h.CRC = binary.LittleEndian.Uint32(p[20:24])
+}
+
+// validateHeader mirrors ValidXLogRecordHeader. It reads the three fields it
+// checks (a whole RecordHeader built and copied on the stack stalled every
+// record on store forwarding).
+func (r *Reader) validateHeader(recPtr LSN, b []byte, randAccess bool) error {
+	p := (*[RecordHeaderSize]byte)(b)
+	totLen := binary.LittleEndian.Uint32(p[0:4])
+	prev := LSN(binary.LittleEndian.Uint64(p[8:16]))
+	rmid := RmgrID(p[17])
+	if totLen < RecordHeaderSize {
+		return r.badLength(recPtr, totLen)
+	}
+	if !rmid.Valid(r.version) {
+		return r.fail(ErrRmgrID, recPtr, fmt.Sprintf("invalid resource manager ID %d at %s", rmid, recPtr))
 	}
 	if randAccess {
-		if !(h.Prev < recPtr) {
-			return r.fail(ErrPrevLink, recPtr, fmt.Sprintf("record with incorrect prev-link %s at %s", h.Prev, recPtr))
+		if !(prev < recPtr) {
+			return r.fail(ErrPrevLink, recPtr, fmt.Sprintf("record with incorrect prev-link %s at %s", prev, recPtr))
 		}
-	} else if h.Prev != r.prev {
-		return r.fail(ErrPrevLink, recPtr, fmt.Sprintf("record with incorrect prev-link %s at %s", h.Prev, recPtr))
+	} else if prev != r.prev {
+		return r.fail(ErrPrevLink, recPtr, fmt.Sprintf("record with incorrect prev-link %s at %s", prev, recPtr))
 	}
 	return nil
 }

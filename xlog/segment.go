@@ -98,6 +98,10 @@ type SegmentIndex struct {
 	segSize uint32
 	byName  map[SegmentName][]SegmentFile // plain file first, then .partial, as Segments lists them
 	maxSeg  map[TimeLineID]uint64         // the highest segment number per timeline
+	// the geometry the first reader read from geoPath's long page header:
+	// later spans' readers do not open that file again for it
+	geoPath string
+	geo     geometry
 }
 
 // NewSegmentIndex returns an empty index; the first reader given it fills it.
