@@ -9,6 +9,11 @@
 #   pg_waldump --stats=record   vs  walscope stats --by record
 #   pg_waldump (to /dev/null)   vs  walscope dump  (to /dev/null)
 #   pg_waldump -q               vs  walscope verify
+# then, per core (one reader: walscope -j 1), stats and verify against
+# pg_waldump with the CPU time (user+sys) beside the wall time, on this
+# archive and on a mixed PostgreSQL 15 stream (fixtures/versions/pg15's
+# archive: every record type SQL writes, 21 segments of 1 MB, each timed
+# run reading it 10 times);
 # then what no reader can beat on this machine (the kernel copying the files
 # out of the page cache into two readers, and that plus CRC-32C of every
 # byte), and the overhead of zstd: walscope over the same segments compressed
@@ -48,6 +53,37 @@ pair() {
 pair stats  "$pg --stats=record -p archive $first $last" "$ws stats --by record -p archive $first $last"
 pair dump   "$pg -p archive $first $last"                "$ws dump -p archive $first $last"
 pair verify "$pg -q -p archive $first $last"             "$ws verify -p archive $first $last"
+
+# Per core: one reader each. CPU time (user+sys) is what the reading costs a
+# core, and moves least when other work shares the machine.
+tc() { # tc CMD: "wall cpu" seconds of one run of bash -c CMD
+  /usr/bin/time -f '%e %U %S' -o "$B/.time" bash -c "$1" >/dev/null 2>&1 || true
+  awk '{printf "%s %.2f\n", $1, $2 + $3}' "$B/.time"
+}
+cpair() { # cpair NAME PGCMD WSCMD
+  local name=$1 pgcmd=$2 wscmd=$3 pw=() pc=() ww=() wc=() x
+  for i in $(seq "$runs"); do
+    x=$(tc "$pgcmd"); pw+=("${x% *}"); pc+=("${x#* }")
+    x=$(tc "$wscmd"); ww+=("${x% *}"); wc+=("${x#* }")
+  done
+  local pwm pcm wwm wcm
+  pwm=$(printf '%s\n' "${pw[@]}" | median); pcm=$(printf '%s\n' "${pc[@]}" | median)
+  wwm=$(printf '%s\n' "${ww[@]}" | median); wcm=$(printf '%s\n' "${wc[@]}" | median)
+  printf '%-16s pg_waldump %6.2fs (CPU %6.2fs)  walscope -j 1 %6.2fs (CPU %6.2fs)  ratio %5.2fx (CPU %5.2fx)\n' \
+    "$name" "$pwm" "$pcm" "$wwm" "$wcm" "$(echo "$pwm / $wwm" | bc -l)" "$(echo "$pcm / $wcm" | bc -l)"
+}
+echo "per core (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+cpair "pgbench stats" "$pg --stats=record -p archive $first $last" "$ws stats -j 1 --by record -p archive $first $last"
+cpair "pgbench verify" "$pg -q -p archive $first $last" "$ws verify -j 1 -p archive $first $last"
+if [ ! -f pg15-mixed/.done ]; then
+  rm -rf pg15-mixed; mkdir pg15-mixed
+  tar -I zstd -xf "$root/fixtures/versions/pg15/archive.tar.zst" -C pg15-mixed
+  touch pg15-mixed/.done
+fi
+m=pg15-mixed/archive; mfirst=000000010000000000000006; mlast=00000001000000000000001A
+ten() { echo "for i in 1 2 3 4 5 6 7 8 9 10; do $1; done"; }
+cpair "mixed stats" "$(ten "$pg --stats=record -p $m $mfirst $mlast")" "$(ten "$ws stats -j 1 --by record -p $m $mfirst $mlast")"
+cpair "mixed verify" "$(ten "$pg -q -p $m $mfirst $mlast")" "$(ten "$ws verify -j 1 -p $m $mfirst $mlast")"
 
 # The floor: two readers (the cores) copying the files to /dev/null.
 half=$(( $(echo "$segs" | wc -l) / 2 ))

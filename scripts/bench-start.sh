@@ -10,10 +10,14 @@
 #   pg_waldump --version     vs  walscope --version (the start alone)
 # on fixtures/sample/000000010000000000000006 (PostgreSQL 15, 1 MB
 # segments, 6398 records), and prints the median time per run and
-# the ratio (above 1: walscope is faster). Then the package initialisation
-# walscope pays at every start (GODEBUG=inittrace=1), the largest first.
-# pg_waldump: $PG_WALDUMP, or Debian's postgresql-15. Measures; asserts
-# nothing.
+# the ratio (above 1: walscope is faster). With perf installed, also the
+# CPU time per run (task-clock, `perf stat -r LOOPS`, median of the
+# rounds): on a machine other work loads, CPU time moves less than wall
+# time. BEFORE=path times another walscope binary too (a build from before
+# a change), in the same rounds, with its ratio to pg_waldump. Then the
+# package initialisation walscope pays at every start
+# (GODEBUG=inittrace=1), the largest first. pg_waldump: $PG_WALDUMP, or
+# Debian's postgresql-15. Measures; asserts nothing.
 set -euo pipefail
 runs=${1:-5}
 loops=${2:-200}
@@ -34,9 +38,18 @@ loop() {
   e=$(date +%s%N)
   echo "($e - $s) / $loops / 1000000" | bc -l
 }
+# cpu CMD...: CPU milliseconds per run of CMD (perf's task-clock), or
+# nothing without perf.
+haveperf=
+perf stat -x, -e task-clock true >/dev/null 2>&1 && haveperf=1
+cpu() {
+  [ -n "$haveperf" ] || return 0
+  perf stat -x, -e task-clock -r "$loops" "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ {print $1; exit}'
+}
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+before=${BEFORE:-}
 pair() {
-  local name=$1 p=() w=()
+  local name=$1 p=() w=() b=() pc=() wc=() bc=()
   shift
   local pgargs=() wsargs=()
   while [ "$1" != "--" ]; do pgargs+=("$1"); shift; done
@@ -45,12 +58,37 @@ pair() {
   for ((r = 0; r < runs; r++)); do
     p+=("$(loop "$pg" "${pgargs[@]}")")
     w+=("$(loop "$ws" "${wsargs[@]}")")
+    [ -n "$before" ] && b+=("$(loop "$before" "${wsargs[@]}")")
+    if [ -n "$haveperf" ]; then
+      pc+=("$(cpu "$pg" "${pgargs[@]}")")
+      wc+=("$(cpu "$ws" "${wsargs[@]}")")
+      [ -n "$before" ] && bc+=("$(cpu "$before" "${wsargs[@]}")")
+    fi
   done
   local pm wm
   pm=$(printf '%s\n' "${p[@]}" | median)
   wm=$(printf '%s\n' "${w[@]}" | median)
-  printf '%-8s pg_waldump %6.2f ms  walscope %6.2f ms  ratio %5.2fx\n' "$name" "$pm" "$wm" "$(echo "$pm / $wm" | bc -l)"
+  local line
+  line=$(printf '%-8s pg_waldump %6.2f ms  walscope %6.2f ms  ratio %5.2fx' "$name" "$pm" "$wm" "$(echo "$pm / $wm" | bc -l)")
+  if [ -n "$haveperf" ]; then
+    local pcm wcm
+    pcm=$(printf '%s\n' "${pc[@]}" | median); wcm=$(printf '%s\n' "${wc[@]}" | median)
+    line+=$(printf '   CPU %5.2f / %5.2f ms  ratio %5.2fx' "$pcm" "$wcm" "$(echo "$pcm / $wcm" | bc -l)")
+  fi
+  echo "$line"
+  if [ -n "$before" ]; then
+    local bm
+    bm=$(printf '%s\n' "${b[@]}" | median)
+    line=$(printf '%-8s    before: walscope %6.2f ms  ratio %5.2fx' "" "$bm" "$(echo "$pm / $bm" | bc -l)")
+    if [ -n "$haveperf" ]; then
+      local bcm
+      bcm=$(printf '%s\n' "${bc[@]}" | median)
+      line+=$(printf '                           CPU %5.2f ms  ratio %5.2fx' "$bcm" "$(echo "$(printf '%s\n' "${pc[@]}" | median) / $bcm" | bc -l)")
+    fi
+    echo "$line"
+  fi
 }
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 pair stats --stats "$seg" -- stats "$seg"
 pair verify -q "$seg" -- verify "$seg"
 # the start alone: --version (--help, which renders the usage, on builds
