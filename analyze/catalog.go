@@ -13,16 +13,20 @@ import (
 // Catalog maps relfilenodes to relation names, from a CSV export of pg_class
 // made in each database with:
 //
-//	psql -d DB -c "\copy (select d.oid as database, c.reltablespace, c.relfilenode, n.nspname, c.relname
+//	psql -d DB -c "\copy (select d.oid as database, d.datname, c.reltablespace, c.relfilenode, n.nspname, c.relname
 //	  from pg_class c join pg_namespace n on n.oid = c.relnamespace
 //	  join pg_database d on d.datname = current_database() where c.relfilenode <> 0) to 'catalog.csv' csv header"
 //
 // Columns are found by name; only relfilenode and relname are required.
 // Relations mapped by pg_filenode.map (relfilenode 0 in pg_class) are not in
-// it.
+// it. With database and datname columns it names the databases too (kept
+// under relfilenode 0, which no relation has in it).
 type Catalog map[catalogKey]string
 
 type catalogKey struct{ db, rel uint32 }
+
+// databaseKey is where a Catalog keeps database db's name.
+func databaseKey(db uint32) catalogKey { return catalogKey{db, 0} }
 
 // ReadCatalog reads a catalog CSV.
 func ReadCatalog(r io.Reader) (Catalog, error) {
@@ -44,6 +48,7 @@ func ReadCatalog(r io.Reader) (Catalog, error) {
 	}
 	db, hasDB := col["database"]
 	ns, hasNS := col["nspname"]
+	dn, hasDatname := col["datname"]
 	cat := Catalog{}
 	for _, r := range rows[1:] {
 		if len(r) <= max(fn, name) {
@@ -61,18 +66,33 @@ func ReadCatalog(r io.Reader) (Catalog, error) {
 		if hasNS && ns < len(r) && r[ns] != "" {
 			n = r[ns] + "." + n
 		}
+		if rel == 0 {
+			continue // mapped: not named by relfilenode (and key 0 is a database's)
+		}
 		cat[catalogKey{uint32(d), uint32(rel)}] = n
+		if hasDB && hasDatname && dn < len(r) && d != 0 && r[dn] != "" {
+			cat[databaseKey(uint32(d))] = r[dn]
+		}
 	}
 	return cat, nil
 }
 
 // Name returns the relation's name, or "".
 func (c Catalog) Name(r decode.RelFileLocator) string {
-	if c == nil {
+	if c == nil || r.RelNumber == 0 {
 		return ""
 	}
 	if n, ok := c[catalogKey{r.DBOID, r.RelNumber}]; ok {
 		return n
 	}
 	return c[catalogKey{0, r.RelNumber}]
+}
+
+// DatabaseName returns the name of database oid (the catalog's datname
+// column), or "".
+func (c Catalog) DatabaseName(oid uint32) string {
+	if c == nil || oid == 0 {
+		return ""
+	}
+	return c[databaseKey(oid)]
 }

@@ -64,3 +64,32 @@ func TestReadCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogDatabaseNames: with the database and datname columns (the
+// README's query), the catalog names the databases; the names do not
+// name a relation.
+func TestCatalogDatabaseNames(t *testing.T) {
+	const in = "database,datname,reltablespace,relfilenode,nspname,relname\n" +
+		"5,postgres,0,16384,public,accounts\n" +
+		"16390,shop,0,16400,public,orders\n" +
+		"0,,0,1262,pg_catalog,pg_database\n"
+	cat, err := ReadCatalog(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for oid, want := range map[uint32]string{5: "postgres", 16390: "shop", 0: "", 7: ""} {
+		if got := cat.DatabaseName(oid); got != want {
+			t.Errorf("DatabaseName(%d) = %q, want %q", oid, got, want)
+		}
+	}
+	if got := cat.Name(decode.RelFileLocator{DBOID: 5, RelNumber: 0}); got != "" {
+		t.Errorf("relfilenode 0 named %q", got)
+	}
+	if got := cat.Name(decode.RelFileLocator{DBOID: 16390, RelNumber: 16400}); got != "public.orders" {
+		t.Errorf("16390/16400 named %q", got)
+	}
+	var none Catalog
+	if none.DatabaseName(5) != "" {
+		t.Error("a nil catalog names a database")
+	}
+}

@@ -161,9 +161,9 @@ func cutByHeadersOnly(rec *xlog.Record) bool {
 
 // namesSpan is what one span of XLOGPassWithNames keeps for WALNames: the
 // records of NamesFrom's resource managers, as LearnNames reads them,
-// that WALNames.Add learns from while pg_class and pg_namespace are in
-// their default files (those touching a block of 1259 or 2615, and the
-// relation mapper's), copied; and whether LearnNames would stop in it.
+// that WALNames.Add learns from while pg_class, pg_namespace and
+// pg_database are in their default files (those touching a block of 1259
+// or 2615, or of the shared 1262, and the relation mapper's), copied; and whether LearnNames would stop in it.
 type namesSpan struct {
 	recs        []xlog.Record
 	version     xlog.Version
@@ -182,7 +182,11 @@ func (s *namesSpan) see(rec *xlog.Record, d *decode.Record, ok bool) {
 	keep := rec.Header.Rmid == xlog.RmgrRelMap
 	for i := range d.Blocks {
 		b := &d.Blocks[i]
-		if b.Fork() == decode.ForkMain && b.Rel.DBOID != 0 && (b.Rel.RelNumber == relationRelationID || b.Rel.RelNumber == namespaceRelationID) {
+		if b.Fork() != decode.ForkMain {
+			continue
+		}
+		if b.Rel.DBOID != 0 && (b.Rel.RelNumber == relationRelationID || b.Rel.RelNumber == namespaceRelationID) ||
+			b.Rel.DBOID == 0 && b.Rel.RelNumber == databaseRelationID {
 			keep = true
 			break
 		}
@@ -195,8 +199,11 @@ func (s *namesSpan) see(rec *xlog.Record, d *decode.Record, ok bool) {
 }
 
 // movedCatalogs reports whether w has learnt that pg_class or pg_namespace
-// of a database is in a file other than their default ones.
+// of a database, or pg_database, is in a file other than their default ones.
 func (w *WALNames) movedCatalogs() bool {
+	if w.dbFile != 0 && w.dbFile != databaseRelationID {
+		return true
+	}
 	for _, f := range w.classFile {
 		if f != relationRelationID {
 			return true

@@ -69,6 +69,8 @@ func TestXLOGPassWithNames(t *testing.T) {
 				{"bad images", got.BadImages, want.BadImages},
 				{"version", got.version, want.version},
 				{"namespaces", got.nsp, want.nsp},
+				{"database names", got.datname, want.datname},
+				{"pg_database file", got.dbFile, want.dbFile},
 			} {
 				if !reflect.DeepEqual(c.got, c.want) {
 					t.Errorf("%s differ from LearnNames'", c.what)

@@ -39,6 +39,10 @@ import (
 //     0) names the files the relation mapper gives its oid, and its initial
 //     file (the oid).
 //   - From each pg_namespace tuple: oid -> nspname, per database.
+//   - pg_database (oid 1262, shared and mapped: its file is the one the
+//     shared pg_filenode.map gives, else 1262): from each of its tuples,
+//     oid -> datname (CREATE DATABASE inserts one, ALTER DATABASE RENAME
+//     updates it, and images of its pages show them all).
 //
 // A file keeps the latest name learnt for it, which names it over its whole
 // life (before a drop, before the rewrite that replaced it); History keeps
@@ -58,15 +62,25 @@ type WALNames struct {
 	files     map[catalogKey]*WALRel  // (database or 0, relfilenode) -> the latest name
 	history   map[catalogKey][]WALRel // (database or 0, relfilenode) -> names over time
 	nsp       map[catalogKey]string   // (database, namespace oid) -> nspname
+	dbFile    uint32                  // pg_database's filenumber (shared relation mapper); 0: 1262
+	datname   map[uint32]string       // database oid -> datname
 	// nspAt is every pg_namespace tuple seen, by its position: what a
 	// DELETE at that position removed (a DROP SCHEMA), in WAL order.
 	nspAt     map[TupleID][]nspSeen
-	transient map[catalogKey]bool       // (database, oid) of transient tables
-	cache     map[walPageKey]walPageMap // tuples of catalog pages, to rebuild compressed updates
+	transient map[catalogKey]bool // (database, oid) of transient tables
+	// newPages are the last images of XLOG FPI records (log_newpage: the
+	// pages a rewrite writes, VACUUM FULL's and CLUSTER's) of main forks
+	// not known as catalogs, oldest first: VACUUM FULL pg_class (or
+	// pg_database) writes the new file's pages before the relation
+	// mapper's UPDATE says which catalog it is, and the compressed updates
+	// that follow are rebuilt from them (addRelMap reads them then).
+	newPages []newPage
+	cache    map[walPageKey]walPageMap // tuples of catalog pages, to rebuild compressed updates
 
 	// Counts, for reports and tests.
 	ClassTuples     int // pg_class tuples read
 	NamespaceTuples int // pg_namespace tuples read
+	DatabaseTuples  int // pg_database tuples that named a database
 	Unresolved      int // compressed pg_class/pg_namespace updates whose old tuple the WAL did not show
 	BadImages       int // catalog images that could not be restored or parsed
 }
@@ -90,6 +104,22 @@ type WALRel struct {
 	Transient bool
 }
 
+// newPage is a kept image (BlockRef.Image copied) and its record's LSN and
+// version.
+type newPage struct {
+	lsn     xlog.LSN
+	version xlog.Version
+	b       decode.BlockRef
+}
+
+// keepNewPages bounds WALNames.newPages: a pg_class of 1024 pages holds
+// about 50,000 relations; a rewrite of a larger table between the new
+// pg_class's pages and the mapper's UPDATE would push them out (they are
+// at most 8 MB).
+const keepNewPages = 1024
+
+const xlogFPI = 0xB0 // XLOG_FPI (pg_control.h): log_newpage's record
+
 type walPageKey struct {
 	rel   decode.RelFileLocator
 	block uint32
@@ -110,6 +140,7 @@ type walTuple struct {
 // Well-known objects (pg_class.h, pg_namespace.h, 10 to 18).
 const (
 	relationRelationID  = 1259 // pg_class
+	databaseRelationID  = 1262 // pg_database (shared, mapped)
 	namespaceRelationID = 2615 // pg_namespace
 	pgCatalogNamespace  = 11   // PG_CATALOG_NAMESPACE
 	pgToastNamespace    = 99   // PG_TOAST_NAMESPACE
@@ -126,7 +157,7 @@ func NewWALNames(dec *decode.Decoder) *WALNames {
 		classFile: map[uint32]uint32{}, nspFile: map[uint32]uint32{},
 		relmap: map[catalogKey]uint32{}, mapped: map[catalogKey]*WALRel{},
 		files: map[catalogKey]*WALRel{}, history: map[catalogKey][]WALRel{},
-		nsp: map[catalogKey]string{}, nspAt: map[TupleID][]nspSeen{}, transient: map[catalogKey]bool{}, cache: map[walPageKey]walPageMap{}}
+		nsp: map[catalogKey]string{}, datname: map[uint32]string{}, nspAt: map[TupleID][]nspSeen{}, transient: map[catalogKey]bool{}, cache: map[walPageKey]walPageMap{}}
 }
 
 // pgClassFile is database db's pg_class file.
@@ -144,10 +175,24 @@ func (w *WALNames) pgNamespaceFile(db uint32) uint32 {
 	return namespaceRelationID
 }
 
+// pgDatabaseFile is the shared pg_database's file.
+func (w *WALNames) pgDatabaseFile() uint32 {
+	if w.dbFile != 0 {
+		return w.dbFile
+	}
+	return databaseRelationID
+}
+
 // catalogOf says which catalog a main-fork block of rel belongs to: 1259,
-// 2615, or 0 for neither. Shared relations (database 0) are neither.
+// 2615, 1262 (pg_database, the one shared relation read), or 0 for none.
 func (w *WALNames) catalogOf(rel decode.RelFileLocator, fork decode.ForkNumber) uint32 {
-	if fork != decode.ForkMain || rel.DBOID == 0 {
+	if fork != decode.ForkMain {
+		return 0
+	}
+	if rel.DBOID == 0 {
+		if rel.RelNumber == w.pgDatabaseFile() {
+			return databaseRelationID
+		}
 		return 0
 	}
 	switch rel.RelNumber {
@@ -174,6 +219,7 @@ func (w *WALNames) Add(rec *decode.Record) {
 		return
 	}
 	// Images of catalog pages: every tuple on them.
+	newPage := rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == xlogFPI
 	for i := range rec.Blocks {
 		b := &rec.Blocks[i]
 		if !b.HasImage || b.Image == nil {
@@ -181,6 +227,9 @@ func (w *WALNames) Add(rec *decode.Record) {
 		}
 		cat := w.catalogOf(b.Rel, b.Fork())
 		if cat == 0 {
+			if newPage && b.Fork() == decode.ForkMain {
+				w.keepNewPage(rec, b)
+			}
 			continue
 		}
 		w.addImage(rec, b, cat)
@@ -239,9 +288,56 @@ func (w *WALNames) addRelMap(rec *decode.Record) {
 			if old, ok := w.classFile[db]; ok && old != file {
 				w.dropCache(db, old)
 			}
+			moved := w.pgClassFile(db) != file
 			w.classFile[db] = file
+			if moved {
+				w.readNewPages(db, file, relationRelationID)
+			}
+		}
+		if oid == databaseRelationID && db == 0 {
+			old := w.pgDatabaseFile()
+			if old != file {
+				w.dropCache(0, old)
+			}
+			w.dbFile = file
+			if old != file {
+				w.readNewPages(0, file, databaseRelationID)
+			}
 		}
 	}
+}
+
+// keepNewPage keeps the image of block b of rec, an XLOG FPI record, in
+// newPages.
+func (w *WALNames) keepNewPage(rec *decode.Record, b *decode.BlockRef) {
+	if len(w.newPages) >= keepNewPages {
+		n := copy(w.newPages, w.newPages[1:])
+		w.newPages = w.newPages[:n]
+	}
+	c := *b
+	c.Data = nil
+	c.Image = append([]byte(nil), b.Image...)
+	w.newPages = append(w.newPages, newPage{lsn: rec.LSN, version: rec.Version, b: c})
+}
+
+// readNewPages reads the kept images of file (db, file), which the
+// relation mapper has just made catalog cat, as the images of cat they
+// are, in WAL order; they are not kept any more.
+func (w *WALNames) readNewPages(db, file, cat uint32) {
+	kept := w.newPages[:0]
+	version := w.version
+	for _, p := range w.newPages {
+		if p.b.Rel.DBOID != db || p.b.Rel.RelNumber != file {
+			kept = append(kept, p)
+			continue
+		}
+		w.version = p.version
+		rec := &decode.Record{Record: &xlog.Record{LSN: p.lsn, Version: p.version}}
+		w.addImage(rec, &p.b, cat)
+	}
+	w.version = version
+	clear(w.newPages[len(kept):])
+	w.newPages = kept
 }
 
 // dropCache forgets the cached pages of one file.
@@ -436,6 +532,10 @@ func (w *WALNames) NamespaceAt(id TupleID, lsn xlog.LSN) (string, bool) {
 func (w *WALNames) learn(lsn xlog.LSN, db, cat uint32, t *walTuple, src rmgr.TupleSource, weak bool) {
 	v := w.version
 	d := t.data
+	if cat == databaseRelationID {
+		w.learnDatabase(t, weak)
+		return
+	}
 	if cat == namespaceRelationID {
 		// pg_namespace: 12+: oid @0, nspname @4; 10, 11: nspname @0, oid in the header.
 		var oid uint32
@@ -529,6 +629,44 @@ func (w *WALNames) learn(lsn xlog.LSN, db, cat uint32, t *walTuple, src rmgr.Tup
 		return
 	}
 	w.files[k] = &r
+}
+
+// learnDatabase reads a pg_database tuple (pg_database.h): 12+: oid @0,
+// datname NameData @4; 10, 11: datname @0, the oid in the header.
+func (w *WALNames) learnDatabase(t *walTuple, weak bool) {
+	d := t.data
+	var oid uint32
+	if w.version >= xlog.V12 {
+		if len(d) < 4 {
+			return
+		}
+		oid, d = binary.LittleEndian.Uint32(d), d[4:]
+	} else {
+		if !t.hasOID {
+			return
+		}
+		oid = t.oid
+	}
+	name, ok := nameData(d)
+	if !ok || oid == 0 {
+		return
+	}
+	if _, known := w.datname[oid]; weak && known {
+		return
+	}
+	w.DatabaseTuples++
+	w.datname[oid] = name
+}
+
+// DatabaseName returns the name of database oid, from the pg_database
+// tuples the WAL showed (the latest: a renamed database has its new name,
+// a dropped one the name it had).
+func (w *WALNames) DatabaseName(oid uint32) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	s, ok := w.datname[oid]
+	return s, ok
 }
 
 // isTransient tells a transient table's name (see WALRel.Transient), and
