@@ -14,19 +14,26 @@
 # peak RSS. With WALSCOPE_BASELINE=BINARY (another build of walscope, e.g.
 # the previous commit's), runs it alternately with this one on the same
 # input and prints its figures and the ratios too (above 1: this build is
-# faster). Run as root (the server runs as postgres). Measures; asserts
-# nothing.
+# faster). With BENCH_ARCHIVE=DIR, exports that archive instead (the 929 MB
+# one of scripts/bench-pgwaldump.sh, a corpus) and generates nothing. Run
+# as root (the server runs as postgres). Measures; asserts nothing.
 set -euo pipefail
 runs=${1:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=${BENCH_DIR:-/tmp/walscope-dense}
-. "$root/scripts/pgbench-archive.sh"
-pgbench_archive "$B" 55498 10 4 90 "checkpoint_timeout = 120s" "wal_compression = lz4"
+if [ -n "${BENCH_ARCHIVE:-}" ]; then
+  B=$(mktemp -d /tmp/walscope-bench-export.XXXXXX)
+  trap 'rm -rf "$B"' EXIT
+  ln -s "$(cd "$BENCH_ARCHIVE" && pwd)" "$B/archive"
+else
+  . "$root/scripts/pgbench-archive.sh"
+  pgbench_archive "$B" 55498 10 4 90 "checkpoint_timeout = 120s" "wal_compression = lz4"
+fi
 (cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
 ws="$B/walscope"
 cd "$B"
 records=$("$ws" stats --format json archive 2>/dev/null | python3 -c 'import json,sys; print(sum(r["count"] for r in json.load(sys.stdin)["rows"]))')
-echo "archive: $(ls archive | wc -l) segments, $(du -sm archive | cut -f1) MB, $records records; $(nproc) cores; $runs runs each"
+echo "archive: $(ls archive/ | wc -l) segments, $(du -smL archive | cut -f1) MB, $records records; $(nproc) cores; $runs runs each"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 base=${WALSCOPE_BASELINE:-}
 # run WHO BIN ARGS...: one export; appends "wall cpu rss_kb" to times-WHO.
