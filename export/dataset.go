@@ -376,7 +376,9 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			r[RecTablespace] = Value{U: uint64(loc.SpcOID)}
 			r[RecDatabase] = Value{U: uint64(loc.DBOID)}
 			r[RecRelfilenode] = Value{U: uint64(loc.RelNumber)}
-			s.rels.lookup(e, loc).fill(r[RecSchemaName:])
+			n := s.rels.lookup(e, loc)
+			r[RecDatabaseName] = n.db
+			n.fill(r[RecSchemaName:])
 		} else {
 			for i := RecTablespace; i <= RecRelkind; i++ {
 				r[i] = Value{Null: true}
@@ -394,23 +396,25 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 		r := p.row
 		for i := range rec.Blocks {
 			b := &rec.Blocks[i]
-			r[0] = Value{U: uint64(rec.LSN)}
-			r[1] = Value{U: uint64(b.ID)}
-			r[2] = Value{U: uint64(b.Rel.SpcOID)}
-			r[3] = Value{U: uint64(b.Rel.DBOID)}
-			r[4] = Value{U: uint64(b.Rel.RelNumber)}
-			r[5] = Value{S: b.Fork().String()} // the number, if it names no fork
-			r[6] = Value{U: uint64(b.Block)}
-			r[7] = Value{U: uint64(b.DataLen)}
-			r[8] = Value{U: b2u(b.HasImage)}
-			r[9] = Value{U: uint64(b.ImageLen)}
-			r[10] = Value{U: uint64(b.HoleOffset)}
-			r[11] = Value{U: uint64(b.HoleLength)}
-			r[12] = Value{S: compressionName(b.Compression)}
-			r[13] = Value{U: b2u(b.Apply)}
-			r[14] = Value{U: b2u(b.WillInit())}
-			r[15] = Value{S: names.name}
-			s.rels.lookup(e, b.Rel).fill(r[BlkSchemaName:])
+			r[BlkLSN] = Value{U: uint64(rec.LSN)}
+			r[BlkBlockID] = Value{U: uint64(b.ID)}
+			r[BlkTablespace] = Value{U: uint64(b.Rel.SpcOID)}
+			r[BlkDatabase] = Value{U: uint64(b.Rel.DBOID)}
+			r[BlkRelfilenode] = Value{U: uint64(b.Rel.RelNumber)}
+			r[BlkFork] = Value{S: b.Fork().String()} // the number, if it names no fork
+			r[BlkBlock] = Value{U: uint64(b.Block)}
+			r[BlkDataLength] = Value{U: uint64(b.DataLen)}
+			r[BlkHasImage] = Value{U: b2u(b.HasImage)}
+			r[BlkImageLength] = Value{U: uint64(b.ImageLen)}
+			r[BlkHoleOffset] = Value{U: uint64(b.HoleOffset)}
+			r[BlkHoleLength] = Value{U: uint64(b.HoleLength)}
+			r[BlkCompression] = Value{S: compressionName(b.Compression)}
+			r[BlkApplyImage] = Value{U: b2u(b.Apply)}
+			r[BlkWillInit] = Value{U: b2u(b.WillInit())}
+			r[BlkRmgr] = Value{S: names.name}
+			n := s.rels.lookup(e, b.Rel)
+			r[BlkDatabaseName] = n.db
+			n.fill(r[BlkSchemaName:])
 			if err := p.write(rec.TLI, s.first); err != nil {
 				return err
 			}
@@ -432,9 +436,10 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 	return nil
 }
 
-// relName is what the catalog or the WAL says of a relation file.
+// relName is what the catalog or the WAL says of a relation file, and of
+// its database.
 type relName struct {
-	schema, name, kind Value
+	schema, name, kind, db Value
 }
 
 // fill sets the schema_name, relation_name and relkind cells.
@@ -470,7 +475,7 @@ var nullName = Value{Null: true}
 // relation names a relation file: from the catalog (schema.name), else
 // from the WAL (with its relkind); nulls where neither knows it.
 func (e *Exporter) relation(loc decode.RelFileLocator) *relName {
-	n := &relName{nullName, nullName, nullName}
+	n := &relName{nullName, nullName, nullName, e.databaseName(loc.DBOID)}
 	if q := e.cfg.Catalog.Name(loc); q != "" {
 		if sch, rel, ok := strings.Cut(q, "."); ok {
 			n.schema, n.name = Value{S: sch}, Value{S: rel}
@@ -493,6 +498,21 @@ func (e *Exporter) relation(loc decode.RelFileLocator) *relName {
 		n.kind = Value{S: string(rune(x.Kind))}
 	}
 	return n
+}
+
+// databaseName names database oid: from the catalog, else from the WAL;
+// null for shared relations (0) and where neither knows it.
+func (e *Exporter) databaseName(oid uint32) Value {
+	if oid == 0 {
+		return nullName
+	}
+	if s := e.cfg.Catalog.DatabaseName(oid); s != "" {
+		return Value{S: s}
+	}
+	if s, ok := e.cfg.WALNames.DatabaseName(oid); ok {
+		return Value{S: s}
+	}
+	return nullName
 }
 
 func b2u(b bool) uint64 {

@@ -179,6 +179,7 @@ const (
 	RecInfo
 	RecTablespace
 	RecDatabase
+	RecDatabaseName
 	RecRelfilenode
 	RecSchemaName
 	RecRelationName
@@ -195,33 +196,40 @@ var relationColumns = []Column{
 	{Name: "relkind", Kind: String, Nullable: true, Dict: true},
 }
 
+// databaseNameColumn names the database of a block reference (beside its
+// OID): from the catalog file's datname, then the pg_database tuples the
+// WAL carries; null for shared relations (database 0) and where neither
+// knows it.
+var databaseNameColumn = Column{Name: "database_name", Kind: String, Nullable: true, Dict: true}
+
 // RecordsSchema is the records table: one row per record.
 var RecordsSchema = &Schema{Table: TableRecords, Columns: append([]Column{
 	{Name: "lsn", Kind: LSN},
-	{Name: "end_lsn", Kind: LSN},
-	{Name: "prev_lsn", Kind: LSN},
-	{Name: "timeline", Kind: Int64},
+	{Name: "end_lsn", Kind: Int64, Delta: true},
+	{Name: "prev_lsn", Kind: Int64, Delta: true},
+	{Name: "timeline", Kind: Int64, Dict: true},
 	{Name: "segment", Kind: String, Dict: true, Stats: true},
-	{Name: "xid", Kind: Int64},
-	{Name: "toplevel_xid", Kind: Int64},
+	{Name: "xid", Kind: Int64, Dict: true},
+	{Name: "toplevel_xid", Kind: Int64, Dict: true},
 	{Name: "rmgr", Kind: String, Dict: true},
 	{Name: "record_type", Kind: String, Dict: true},
-	{Name: "total_length", Kind: Int64},
-	{Name: "main_data_length", Kind: Int64},
-	{Name: "block_count", Kind: Int64},
-	{Name: "image_count", Kind: Int64},
-	{Name: "image_bytes", Kind: Int64},
-	{Name: "image_bytes_uncompressed", Kind: Int64},
+	{Name: "total_length", Kind: Int64, Dict: true},
+	{Name: "main_data_length", Kind: Int64, Dict: true},
+	{Name: "block_count", Kind: Int64, Dict: true},
+	{Name: "image_count", Kind: Int64, Dict: true},
+	{Name: "image_bytes", Kind: Int64, Dict: true},
+	{Name: "image_bytes_uncompressed", Kind: Int64, Dict: true},
 	{Name: "compression", Kind: String, Dict: true},
-	{Name: "checkpoint_cycle", Kind: LSN},
+	{Name: "checkpoint_cycle", Kind: Int64, Delta: true},
 	{Name: "xact_time", Kind: Time, Nullable: true},
-	{Name: "pg_version", Kind: Int32},
-	{Name: "xlog_blcksz", Kind: Int32},
-	{Name: "segment_size", Kind: Int32},
-	{Name: "info", Kind: Int32},
-	{Name: "tablespace", Kind: Int64, Nullable: true},
-	{Name: "database", Kind: Int64, Nullable: true},
-	{Name: "relfilenode", Kind: Int64, Nullable: true},
+	{Name: "pg_version", Kind: Int32, Dict: true},
+	{Name: "xlog_blcksz", Kind: Int32, Dict: true},
+	{Name: "segment_size", Kind: Int32, Dict: true},
+	{Name: "info", Kind: Int32, Dict: true},
+	{Name: "tablespace", Kind: Int64, Nullable: true, Dict: true},
+	{Name: "database", Kind: Int64, Nullable: true, Dict: true},
+	databaseNameColumn,
+	{Name: "relfilenode", Kind: Int64, Nullable: true, Dict: true},
 }, relationColumns...)}
 
 // DescriptionColumn is added to records with --desc.
@@ -236,6 +244,7 @@ const (
 	BlkBlockID
 	BlkTablespace
 	BlkDatabase
+	BlkDatabaseName
 	BlkRelfilenode
 	BlkFork
 	BlkBlock
@@ -256,17 +265,18 @@ const (
 // BlocksSchema is the blocks table: one row per block reference.
 var BlocksSchema = &Schema{Table: TableBlocks, Columns: append([]Column{
 	{Name: "lsn", Kind: LSN},
-	{Name: "block_id", Kind: Int32},
-	{Name: "tablespace", Kind: Int64},
-	{Name: "database", Kind: Int64},
-	{Name: "relfilenode", Kind: Int64},
+	{Name: "block_id", Kind: Int32, Dict: true},
+	{Name: "tablespace", Kind: Int64, Dict: true},
+	{Name: "database", Kind: Int64, Dict: true},
+	databaseNameColumn,
+	{Name: "relfilenode", Kind: Int64, Dict: true},
 	{Name: "fork", Kind: String, Dict: true},
 	{Name: "block", Kind: Int64},
-	{Name: "data_length", Kind: Int64},
+	{Name: "data_length", Kind: Int64, Dict: true},
 	{Name: "has_image", Kind: Bool},
-	{Name: "image_length", Kind: Int64},
-	{Name: "hole_offset", Kind: Int64},
-	{Name: "hole_length", Kind: Int64},
+	{Name: "image_length", Kind: Int64, Dict: true},
+	{Name: "hole_offset", Kind: Int64, Dict: true},
+	{Name: "hole_length", Kind: Int64, Dict: true},
 	{Name: "compression", Kind: String, Dict: true},
 	{Name: "apply_image", Kind: Bool},
 	{Name: "will_init", Kind: Bool},
@@ -312,19 +322,19 @@ var TransactionsSchema = &Schema{Table: TableTransactions, Columns: []Column{
 	{Name: "prepared", Kind: Bool},
 	{Name: "end_lsn", Kind: LSN, Nullable: true},
 	{Name: "time", Kind: Time, Nullable: true},
-	{Name: "timeline", Kind: Int64},
-	{Name: "records", Kind: Int64},
+	{Name: "timeline", Kind: Int64, Dict: true},
+	{Name: "records", Kind: Int64, Dict: true},
 	{Name: "record_bytes", Kind: Int64},
 	{Name: "wal_bytes", Kind: Int64},
-	{Name: "images", Kind: Int64},
+	{Name: "images", Kind: Int64, Dict: true},
 	{Name: "image_bytes", Kind: Int64},
-	{Name: "subtransactions", Kind: Int64},
+	{Name: "subtransactions", Kind: Int64, Dict: true},
 }}
 
 // SegmentsSchema is the segments table: one row per segment file.
 var SegmentsSchema = &Schema{Table: TableSegments, Columns: []Column{
 	{Name: "segment", Kind: String},
-	{Name: "timeline", Kind: Int64},
+	{Name: "timeline", Kind: Int64, Dict: true},
 	{Name: "segno", Kind: Int64, Delta: true},
 	{Name: "size", Kind: Int64, Nullable: true},
 	{Name: "compressed_size", Kind: Int64, Nullable: true},

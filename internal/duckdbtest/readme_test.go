@@ -237,6 +237,29 @@ func TestReadmeQueries(t *testing.T) {
 	if bad != 0 || n == 0 {
 		t.Errorf("%d of %d records: the LSN and its text twin do not convert into each other", bad, n)
 	}
+	// The LSNs without a twin (end_lsn, prev_lsn, checkpoint_cycle) through
+	// the same conversion: the next record's, the previous one's and the
+	// cycle's redo point's text (the stream is one timeline's, in order).
+	// (where the neighbour is at that LSN: not after a segment switch)
+	for _, c := range []struct{ col, twin, from string }{
+		{"end_lsn", "next", "lead(lsn"},
+		{"prev_lsn", "prev", "lag(lsn"},
+	} {
+		conv := strings.ReplaceAll(toText, "lsn", c.col)
+		q := fmt.Sprintf("SELECT count(*) FILTER (WHERE %s <> %s_text), count(*) FROM (SELECT *, %s) OVER w AS %s, %s_text) OVER w AS %s_text FROM records WINDOW w AS (ORDER BY lsn)) WHERE %s = %s",
+			conv, c.twin, c.from, c.twin, c.from, c.twin, c.col, c.twin)
+		var bad, n int64
+		if err := db.QueryRow(q).Scan(&bad, &n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if bad != 0 || n < 80000 {
+			t.Errorf("%s: %d of %d records' text is not the neighbouring record's lsn_text", c.col, bad, n)
+		}
+	}
+	cyc := strings.ReplaceAll(toText, "lsn", "r.checkpoint_cycle")
+	if bad := scalar[int64](t, db, "SELECT count(*) FROM records r JOIN checkpoints c ON r.checkpoint_cycle = c.redo_lsn WHERE "+cyc+" <> c.redo_lsn_text"); bad != 0 {
+		t.Errorf("%d records: checkpoint_cycle as text is not its cycle's redo_lsn_text", bad)
+	}
 }
 
 func atoi(s string) int64 {
@@ -278,7 +301,7 @@ func TestRelationNames(t *testing.T) {
 	}
 	var spc, db, rel int64
 	fmt.Sscanf(renamed, "%d/%d/%d", &spc, &db, &rel)
-	if err := os.WriteFile(catalog, []byte(fmt.Sprintf("database,relfilenode,nspname,relname\n%d,%d,elsewhere,renamed\n", db, rel)), 0o666); err != nil {
+	if err := os.WriteFile(catalog, []byte(fmt.Sprintf("database,datname,relfilenode,nspname,relname\n%d,catalogdb,%d,elsewhere,renamed\n", db, rel)), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
@@ -291,9 +314,10 @@ func TestRelationNames(t *testing.T) {
 		}
 		// stats notes a file that replaced another (a rewrite: VACUUM FULL,
 		// CLUSTER, TRUNCATE) and names it after the file it replaced, which
-		// the export does not follow: only the name is compared, and a file
-		// the WAL names only through its rewrite may be unnamed here.
-		want, replaced, _ := strings.Cut(r.Name, " (replaced ")
+		// the export does not follow: only the name is compared. Here the
+		// WAL names every such file itself (vt's copy by ALTER TABLE SET
+		// TABLESPACE after VACUUM FULL pg_class included).
+		want, _, _ := strings.Cut(r.Name, " (replaced ")
 		if r.Relation == renamed {
 			want = "elsewhere.renamed"
 		}
@@ -303,8 +327,6 @@ func TestRelationNames(t *testing.T) {
 			got := scalar[string](t, db0, fmt.Sprintf("SELECT coalesce(string_agg(DISTINCT coalesce(schema_name, '?') || '.' || coalesce(relation_name, '?'), ','), '') FROM %s WHERE %s", table, where))
 			switch {
 			case got == want, table == "records" && got == "":
-			case got == "?.?" && replaced != "":
-				t.Logf("%s %s: unnamed; stats --by relation names it %q, after the file it replaced", table, r.Relation, r.Name)
 			default:
 				t.Errorf("%s %s: named %q, stats --by relation %q", table, r.Relation, got, r.Name)
 			}
@@ -320,5 +342,71 @@ func TestRelationNames(t *testing.T) {
 	}
 	if named < 5 || renamed == "" {
 		t.Errorf("stats --by relation named %d files", named)
+	}
+	// The catalog's datname names its database (over the WAL's name);
+	// shared relations (database 0) have none.
+	for _, table := range []string{"records", "blocks"} {
+		if bad := scalar[int64](t, db0, fmt.Sprintf("SELECT count(*) FROM %s WHERE database = %d AND database_name IS DISTINCT FROM 'catalogdb' OR database = 0 AND database_name IS NOT NULL", table, db)); bad != 0 {
+			t.Errorf("%s: %d rows whose database_name is not the catalog's", table, bad)
+		}
+	}
+}
+
+// TestDatabaseNames: over real PostgreSQL 15 WAL (fixtures/versions/pg15,
+// made by fixtures/versions.sh: initdb's postgres, then `create database
+// fxdb1 strategy wal_log`, whose files the WAL writes, and fxdb2 with
+// file_copy), records and blocks name each database from the pg_database
+// tuples the WAL carries, as the server named them: every row of a
+// database has the name, and database 0 (shared catalogs) none.
+func TestDatabaseNames(t *testing.T) {
+	fx := extract(t, "versions/pg15")
+	out := filepath.Join(t.TempDir(), "out")
+	run(t, "export", "--out", out, "--tables", "records,blocks,checkpoints", filepath.Join(fx, "archive"))
+	db0 := duckViews(t, out)
+	// the databases the oracle (pg_waldump 15) shows created, in order
+	ref, err := os.ReadFile(filepath.Join(fx, "ref", "records-00000001.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oids []int64
+	for _, l := range strings.Split(string(ref), "\n") {
+		if i := strings.Index(l, "desc: CREATE_"); i >= 0 && strings.HasPrefix(l, "rmgr: Database") {
+			f := strings.Fields(l[i:])
+			var spc, oid int64
+			fmt.Sscanf(f[len(f)-1], "%d/%d", &spc, &oid)
+			oids = append(oids, oid)
+		}
+	}
+	want := map[int64]string{}
+	for i, name := range []string{"postgres", "fxdb1", "fxdb2"} {
+		if len(oids) < 3 {
+			t.Fatalf("the oracle shows databases %v created, the script 3", oids)
+		}
+		want[oids[len(oids)-3+i]] = name
+	}
+	written := 0
+	for _, table := range []string{"records", "blocks"} {
+		rows, err := db0.Query("SELECT database, coalesce(database_name, '?'), count(*) FROM " + table + " WHERE database IS NOT NULL GROUP BY ALL")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var oid, n int64
+			var name string
+			if err := rows.Scan(&oid, &name, &n); err != nil {
+				t.Fatal(err)
+			}
+			switch w, ok := want[oid]; {
+			case oid == 0 && name == "?":
+			case ok && name == w:
+				written++
+			default:
+				t.Errorf("%s: %d rows of database %d named %q, the server's name %q", table, n, oid, name, w)
+			}
+		}
+		rows.Close()
+	}
+	if written < 4 { // postgres and fxdb1 (WAL_LOG writes its files) in both tables
+		t.Errorf("%d (table, database) pairs named, want 4", written)
 	}
 }
