@@ -1,11 +1,19 @@
 # scripts/pgbench-archive.sh — sourced by the benchmark scripts.
 #
-# pgbench_archive DIR PORT INIT_SCALE CLIENTS SECONDS [EXTRA_CONF...]
+# pgbench_archive DIR PORT INIT_SCALE CLIENTS SECONDS|SIZE [EXTRA_CONF...]
 # makes, once (DIR/archive.done marks it), a pgbench archive with Debian's
 # postgresql-15 in DIR/archive: a cluster with 16 MB segments, wal_level
 # replica and archive_command, `pgbench -i -s INIT_SCALE`, a checkpoint,
 # then SECONDS of the TPC-B-like script on CLIENTS clients; the server is
 # stopped after (also on failure). EXTRA_CONF lines go to postgresql.conf.
+# SIZE instead of SECONDS (a number followed by M or G, e.g. 20G) repeats
+# rounds until the archive holds at least that much WAL: 60 s of the script
+# (the history table grows, autovacuum and checkpoints come and go), then
+# VACUUM FULL pgbench_accounts, as a maintenance window would (it rewrites
+# the table and its index, logging every page as a full-page image: about
+# 0.75 GB at scale 50, where a loaded 2-core machine writes 1-5 MB/s of
+# TPC-B WAL). The data directory is removed after (it holds max_wal_size of
+# WAL besides the tables, and nothing reads it).
 # Sets $bin to PostgreSQL's bin directory. Run as root.
 bench_tools() {
   bin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
@@ -43,10 +51,21 @@ CONF
   $as "$bin/pg_ctl -D $B/data -l $B/server.log -w start" >/dev/null
   $as "$bin/pgbench -h $B/sock -p $port -U postgres -i -s $scale postgres" >/dev/null 2>&1
   $as "$bin/psql -h $B/sock -p $port -U postgres -qc checkpoint"
-  $as "$bin/pgbench -h $B/sock -p $port -U postgres -c $clients -j 2 -T $secs postgres" >/dev/null 2>&1
+  case $secs in
+  *[MG])
+    local want=${secs%[MG]}
+    [ "${secs: -1}" = G ] && want=$((want * 1024))
+    while [ "$(du -sm "$B/archive" | cut -f1)" -lt "$want" ]; do
+      $as "$bin/pgbench -h $B/sock -p $port -U postgres -c $clients -j 2 -T 60 postgres" >/dev/null 2>&1
+      $as "$bin/psql -h $B/sock -p $port -U postgres -qc 'vacuum full pgbench_accounts'"
+    done
+    ;;
+  *) $as "$bin/pgbench -h $B/sock -p $port -U postgres -c $clients -j 2 -T $secs postgres" >/dev/null 2>&1 ;;
+  esac
   $as "$bin/psql -h $B/sock -p $port -U postgres -qc 'select pg_switch_wal()'" >/dev/null
   sleep 5
   $as "$bin/pg_ctl -D $B/data -m fast -w stop" >/dev/null
   trap - EXIT
+  case $secs in *[MG]) rm -rf "$B/data" ;; esac
   touch "$B/archive.done"
 }
