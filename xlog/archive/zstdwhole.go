@@ -54,6 +54,8 @@ func (s *Source) openZstdWhole(e *entry, br *bufio.Reader) (f *memFile, ok bool,
 	cb := compressedBuffers.Get().(*bytes.Buffer)
 	defer compressedBuffers.Put(cb)
 	cb.Reset()
+	// ReadFrom alone grows the buffer by doubling, copying it each time.
+	cb.Grow(int(e.size) + bytes.MinRead)
 	if _, err := cb.ReadFrom(io.LimitReader(br, e.size+1)); err != nil {
 		return nil, true, &Error{Path: e.key, Err: err, Msg: fmt.Sprintf("could not read: %v", err)}
 	}
