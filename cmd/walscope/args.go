@@ -1,9 +1,8 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/urfave/cli/v2"
+	"github.com/walscope/walscope/internal/cliargs"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -67,53 +66,6 @@ func checkCommonFlags(c *cli.Context) error {
 	return nil
 }
 
-// flagsFirst moves the flags a command's arguments give after its
-// positional arguments in front of them (walscope dump PATH -n 3, report
-// --compare A B --out x.html): urfave/cli, as Go's flag package, stops at
-// the first positional argument. After "--" everything is positional.
-func flagsFirst(app *cli.App, args []string) []string {
-	if len(args) < 3 {
-		return args
-	}
-	cmd := app.Command(args[1])
-	if cmd == nil || cmd.SkipFlagParsing {
-		return args
-	}
-	takesValue := map[string]bool{}
-	for _, f := range cmd.Flags {
-		_, isBool := f.(*cli.BoolFlag)
-		for _, n := range f.Names() {
-			takesValue[n] = !isBool
-		}
-	}
-	flags := []string{}
-	var pos []string
-	rest := args[2:]
-	dashdash := false
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			dashdash = true
-			pos = append(pos, rest[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		if takesValue[name] && i+1 < len(rest) {
-			i++
-			flags = append(flags, rest[i])
-		}
-	}
-	out := append([]string{args[0], args[1]}, flags...)
-	if dashdash || (len(pos) > 0 && strings.HasPrefix(pos[0], "-")) {
-		out = append(out, "--")
-	}
-	return append(out, pos...)
-}
+// flagsFirst moves the flags given after the positional arguments in front
+// of them (internal/cliargs).
+func flagsFirst(app *cli.App, args []string) []string { return cliargs.FlagsFirst(app, args) }

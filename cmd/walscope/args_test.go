@@ -1,7 +1,6 @@
 package main
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -29,24 +28,4 @@ func TestFlagsFirst(t *testing.T) {
 			t.Errorf("%q: %q, want %q", tc.in, g, tc.want)
 		}
 	}
-}
-
-// FuzzFlagsFirst: reordering keeps every argument, and the positional ones
-// in their order.
-func FuzzFlagsFirst(f *testing.F) {
-	f.Add("dump\x00PATH\x00-n\x003")
-	f.Add("report\x00--compare\x00A\x00B\x00--out\x00x.html")
-	f.Add("dump\x00--\x00-x\x00--")
-	f.Fuzz(func(t *testing.T, s string) {
-		args := append([]string{"walscope"}, strings.Split(s, "\x00")...)
-		got := flagsFirst(testApp(), args)
-		a, b := slices.Clone(args), slices.Clone(got)
-		a = slices.DeleteFunc(a, func(x string) bool { return x == "--" })
-		b = slices.DeleteFunc(b, func(x string) bool { return x == "--" })
-		slices.Sort(a)
-		slices.Sort(b)
-		if !slices.Equal(a, b) {
-			t.Fatalf("%q became %q", args, got)
-		}
-	})
 }
