@@ -58,6 +58,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -109,7 +110,8 @@ type Source struct {
 	histories map[xlog.TimeLineID]string
 	repo      *RepoInfo
 	tars      []*tarArchive
-	pgbOnlyID string // pgBackRest: read this archive id only (opened at it)
+	decoded   decodedSegments // compressed segments shared between readers (shared.go)
+	pgbOnlyID string          // pgBackRest: read this archive id only (opened at it)
 	notRead   []NotRead
 }
 
@@ -120,9 +122,25 @@ type NotRead struct {
 	Reason string `json:"reason"`
 }
 
-// NotRead lists the files beside the WAL files that the source did not take
-// (directories are not listed: archive_status and a layout's own folders).
+// NotRead lists the files beside the WAL files that the source did not take,
+// the members of tar files that are not WAL, and the folders beside them
+// that it did not look into (not PostgreSQL's archive_status and summaries,
+// nor the folders a layout reads itself).
 func (s *Source) NotRead() []NotRead { return s.notRead }
+
+// folderNotRead is the reason a folder beside WAL files is listed.
+const folderNotRead = "a folder: its files are not read (name it to read them)"
+
+// skipsFolder reports whether a folder found beside WAL files is one whose
+// files are not WAL by design: pg_wal's archive_status (.ready and .done
+// markers) and summaries (PostgreSQL 17's WAL summaries).
+func skipsFolder(name string) bool { return name == "archive_status" || name == "summaries" }
+
+// layoutFolder reports whether a layout reads the folder itself: the
+// <16 hex> folders of pgBackRest's archive ids and Barman's wals/.
+func layoutFolder(layout Layout, name string) bool {
+	return (layout == LayoutPgBackRest || layout == LayoutBarman) && len(name) == 16 && isUpperHex(name)
+}
 
 // notReadReason says why a file of a WAL folder that is not a WAL file name
 // is not read.
@@ -141,6 +159,7 @@ func (s *Source) Close() error {
 	for _, t := range s.tars {
 		t.close()
 	}
+	s.decoded.drop()
 	return nil
 }
 
@@ -192,9 +211,29 @@ func (s *Source) Open(f xlog.SegmentFile) (xlog.File, error) {
 		}
 		return f, nil
 	}
+	if _, plain := plainSize(e); !plain {
+		return s.decoded.open(e.key, func() (xlog.File, error) { return s.openFile(e) })
+	}
+	return s.openFile(e)
+}
+
+// openFile opens an entry's file: in place if it is plain, else
+// decompressed into memory.
+func (s *Source) openFile(e *entry) (xlog.File, error) {
 	fh, err := s.open(e.file)
 	if err != nil {
 		return nil, err
+	}
+	if _, local := s.tree.(LocalTree); local && e.name.SHA1 == "" {
+		// A plain segment on disk, the usual case, is known by its first
+		// bytes: one small read, not the buffered reader's 64 KiB, which
+		// cost more than the WAL read from a switched segment (issue 16).
+		// Anything else takes the path below, as before.
+		var head [sniffLen]byte
+		n, err := fh.ReadAt(head[:], 0)
+		if c, enc := detect(head[:n]); (err == nil || err == io.EOF) && c == "" && enc == "" && walLike(head[:n]) {
+			return fh, nil
+		}
 	}
 	br := segmentReaders.Get().(*bufio.Reader)
 	br.Reset(fh)
@@ -244,12 +283,15 @@ func (s *Source) ReadHead(f xlog.SegmentFile, b []byte) (int, error) {
 		return 0, fs.ErrNotExist
 	}
 	if e.tar != nil {
-		tf, err := e.tar.open(e)
-		if err != nil {
-			return 0, err
-		}
-		defer tf.Close()
-		return tf.ReadAt(b, 0)
+		// A member's head alone, checked as a file's (it was the whole
+		// member, unchecked: a short one gave a bare io.EOF).
+		var n int
+		err := e.tar.withStream(e, func(st *stream) error {
+			var err error
+			n, err = e.readHead(st, b)
+			return err
+		})
+		return n, err
 	}
 	fh, err := s.openHead(e.file)
 	if err != nil {
@@ -261,6 +303,12 @@ func (s *Source) ReadHead(f xlog.SegmentFile, b []byte) (int, error) {
 		return 0, err
 	}
 	defer st.Close()
+	return e.readHead(st, b)
+}
+
+// readHead reads the first len(b) bytes of an entry's content stream and
+// checks that they are WAL.
+func (e *entry) readHead(st *stream, b []byte) (int, error) {
 	n, err := readHead(st.r, b)
 	if err != nil && err != io.EOF && !(e.name.Partial && errors.Is(err, io.ErrUnexpectedEOF)) {
 		return n, st.readErr(e.key, kindSegment, err)
@@ -454,6 +502,7 @@ func openMany(t Tree, paths []string) (*Source, error) {
 			}
 			s.entries = append(s.entries, sub.entries...)
 			s.tars = append(s.tars, sub.tars...)
+			s.notRead = append(s.notRead, sub.notRead...)
 			if s.repo == nil {
 				s.repo = sub.repo
 			}
@@ -464,6 +513,9 @@ func openMany(t Tree, paths []string) (*Source, error) {
 			return nil, err
 		}
 	}
+	// A folder listed as not read in one path's folder but named itself
+	// is read.
+	s.notRead = slices.DeleteFunc(s.notRead, func(n NotRead) bool { return n.Reason == folderNotRead && slices.Contains(paths, n.Path) })
 	s.finish()
 	return s, nil
 }
@@ -489,6 +541,11 @@ func (s *Source) addFile(path string, st fs.FileInfo, strict bool) error {
 	if strict {
 		return &Error{Path: path, Err: ErrUnrecognized, Msg: "not a WAL segment or history file (by its name), nor a tar file"}
 	}
+	reason := notReadReason(filepath.Base(path))
+	if reason == "not a WAL file name" {
+		reason += ", nor a tar file"
+	}
+	s.notRead = append(s.notRead, NotRead{Path: path, Reason: reason})
 	return nil
 }
 
@@ -600,6 +657,9 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 	}
 	for _, de := range ents {
 		if de.IsDir() {
+			if !skipsFolder(de.Name()) && !layoutFolder(layout, de.Name()) {
+				s.notRead = append(s.notRead, NotRead{Path: s.tree.Join(dir, de.Name()), Reason: folderNotRead})
+			}
 			continue
 		}
 		p := s.tree.Join(dir, de.Name())
@@ -636,8 +696,10 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 	return nil
 }
 
-// finish sorts the entries and builds the xlog.Source views.
+// finish sorts the entries and the files not read, and builds the
+// xlog.Source views.
 func (s *Source) finish() {
+	sort.SliceStable(s.notRead, func(i, j int) bool { return s.notRead[i].Path < s.notRead[j].Path })
 	sort.SliceStable(s.entries, func(i, j int) bool {
 		a, b := s.entries[i], s.entries[j]
 		if a.name.History != b.name.History {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,7 @@ func (s *Source) scanPgBackRest(dir string) error {
 		break
 	}
 	ids := s.archiveIDs(stanza)
+	all := ids
 	if s.pgbOnlyID != "" {
 		ids = []string{s.pgbOnlyID} // opened at archive/<stanza>/<version>-<id>
 	} else if dbID != "" && info.Version != "" {
@@ -133,6 +135,16 @@ func (s *Source) scanPgBackRest(dir string) error {
 		info.ArchiveID = ids[0]
 	} else {
 		info.ArchiveID = strings.Join(ids, ",")
+	}
+	for _, id := range all {
+		if slices.Contains(ids, id) {
+			continue
+		}
+		reason := "the WAL of an earlier cluster (stanza-upgrade): not read (name the folder to read it)"
+		if s.pgbOnlyID != "" {
+			reason = "another archive id than the one named: not read"
+		}
+		s.notRead = append(s.notRead, NotRead{Path: s.tree.Join(stanza, id), Reason: reason})
 	}
 	for _, id := range ids {
 		idDir := s.tree.Join(stanza, id)
@@ -211,6 +223,17 @@ func (s *Source) scanBarman(wals string) error {
 	first := len(s.entries)
 	if err := s.scanFlat(wals, LayoutBarman, false); err != nil {
 		return err
+	}
+	// WAL not archived yet, beside wals/ in the server directory: listed,
+	// as walscope reads the archive only.
+	for _, f := range []struct{ name, why string }{
+		{"incoming", "Barman's incoming folder: WAL archive_command delivered that barman has not archived yet; not read (name the folder to read it)"},
+		{"streaming", "Barman's streaming folder: WAL pg_receivewal received that barman has not archived yet; not read (name the folder to read it)"},
+	} {
+		p := s.tree.Join(parentPath(wals), f.name)
+		if ents, err := s.tree.ReadDir(p); err == nil && len(ents) > 0 {
+			s.notRead = append(s.notRead, NotRead{Path: p, Reason: f.why})
+		}
 	}
 	subs, err := s.tree.ReadDir(wals)
 	if err != nil {

@@ -113,7 +113,11 @@ func (c *countReader) Seek(off int64, whence int) (int64, error) {
 
 // addTar indexes the WAL files of a tar: members whose base name is a WAL
 // segment or history file name, at any depth (pg_wal/<name> in a base backup,
-// bare in pg_basebackup's pg_wal.tar).
+// bare in pg_basebackup's pg_wal.tar). The other members are listed by
+// NotRead: one by one in the tar's WAL folders (those holding a WAL file,
+// and pg_wal/ or pg_xlog/ wherever they are), as scanFlat lists a folder's
+// files; the rest (a base backup's data files) as one count; a tar holding
+// no WAL file at all as itself.
 func (s *Source) addTar(p string) error {
 	f, err := s.open(p)
 	if err != nil {
@@ -138,6 +142,9 @@ func (s *Source) addTar(p string) error {
 		}
 		tr = tar.NewReader(r)
 	}
+	var others []*tar.Header // members that are not WAL files (directories left out)
+	walDirs := map[string]bool{}
+	found := 0
 	for ord := 0; ; ord++ {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -146,13 +153,16 @@ func (s *Source) addTar(p string) error {
 		if err != nil {
 			return &Error{Path: p, Err: ErrCorrupt, Msg: fmt.Sprintf("could not read the tar file: %v", err)}
 		}
-		if h.Typeflag != tar.TypeReg && h.Typeflag != '\x00' {
+		if h.Typeflag == tar.TypeDir {
 			continue
 		}
 		n, ok := ParseName(path.Base(h.Name))
-		if !ok {
+		if !ok || h.Typeflag != tar.TypeReg && h.Typeflag != '\x00' {
+			others = append(others, h)
 			continue
 		}
+		walDirs[memberDir(h.Name)] = true
+		found++
 		m := &tarMember{name: h.Name, ordinal: ord, offset: -1, size: h.Size}
 		if t.comp == None {
 			m.offset = cr.n
@@ -160,7 +170,38 @@ func (s *Source) addTar(p string) error {
 		s.entries = append(s.entries, &entry{key: p + ":" + h.Name, name: n, layout: LayoutTar, file: p, tar: t, member: m, size: h.Size})
 	}
 	s.tars = append(s.tars, t)
+	s.listTarOthers(p, others, walDirs, found)
 	return nil
+}
+
+// memberDir is the folder of a tar member ("." at the top).
+func memberDir(name string) string { return path.Dir(path.Clean(name)) }
+
+// listTarOthers lists the members of the tar at p that are not read.
+func (s *Source) listTarOthers(p string, others []*tar.Header, walDirs map[string]bool, found int) {
+	if found == 0 {
+		s.notRead = append(s.notRead, NotRead{Path: p, Reason: fmt.Sprintf("a tar file holding no WAL file (%d other members)", len(others))})
+		return
+	}
+	rest := 0
+	for _, h := range others {
+		dir := memberDir(h.Name)
+		if b := path.Base(dir); !walDirs[dir] && b != "pg_wal" && b != "pg_xlog" {
+			rest++
+			continue
+		}
+		reason := notReadReason(path.Base(h.Name))
+		if h.Typeflag != tar.TypeReg && h.Typeflag != '\x00' {
+			reason = "not a regular file"
+			if h.Typeflag == tar.TypeSymlink || h.Typeflag == tar.TypeLink {
+				reason = "a link to " + h.Linkname + ": not a regular file"
+			}
+		}
+		s.notRead = append(s.notRead, NotRead{Path: p + ":" + h.Name, Reason: reason})
+	}
+	if rest > 0 {
+		s.notRead = append(s.notRead, NotRead{Path: p, Reason: fmt.Sprintf("%d other members outside its WAL folders (a base backup's files): not WAL", rest)})
+	}
 }
 
 // member returns a reader of a member's raw bytes, and a function to call
