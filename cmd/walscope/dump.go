@@ -17,6 +17,7 @@ import (
 	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
 )
 
 func dumpCommand() *cli.Command {
@@ -277,6 +278,43 @@ func walError(rec *xlog.Record, err error) error {
 	return &exitError{code: exitProblem, msg: err.Error()}
 }
 
+// badFirstSegment is the error for a segment named as pg_waldump's STARTSEG
+// (or ENDSEG) that gives no segment size: what the reader says of that file
+// alone, so that the class and exit code are those every command gives the
+// same file read as a directory (issue 17: 8 kB of zeros named on the command
+// line was "invalid WAL segment size" with no class, and random bytes a usage
+// error). fallback is returned if the reader finds nothing to say.
+func badFirstSegment(src xlog.Source, f xlog.SegmentFile, fallback error) error {
+	var one xlog.Source = oneSegment{Source: src, f: f}
+	if hr, ok := src.(xlog.HeadReader); ok {
+		// The geometry from the head alone, as when reading the directory.
+		one = oneSegmentHead{oneSegment{Source: src, f: f}, hr}
+	}
+	r, err := xlog.NewReader(one, xlog.Options{Timeline: f.Name.TLI})
+	if err != nil {
+		return readerSetupError(err)
+	}
+	defer r.Close()
+	_, err = r.Next()
+	if err == nil || err == io.EOF || xlog.IsEndOfWAL(err) {
+		return fallback
+	}
+	return endOfRun(io.Discard, 0, err, true, true)
+}
+
+// oneSegment is a source holding one segment file of another.
+type oneSegment struct {
+	xlog.Source
+	f xlog.SegmentFile
+}
+
+func (o oneSegment) Segments() []xlog.SegmentFile { return []xlog.SegmentFile{o.f} }
+
+type oneSegmentHead struct {
+	oneSegment
+	xlog.HeadReader
+}
+
 func readerSetupError(err error) error {
 	if errors.Is(err, fs.ErrPermission) {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassUnreadable), noHint: true}
@@ -291,6 +329,11 @@ func readerSetupError(err error) error {
 		// Encrypted or unrecognised segments: bad WAL input, exit 1 with
 		// the class ls and verify give those files.
 		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassEncrypted), noHint: true}
+	}
+	if errors.Is(err, archive.ErrCorrupt) || errors.Is(err, archive.ErrTooLarge) || errors.Is(err, archive.ErrChecksum) {
+		// A damaged archive file where reading starts: bad input, exit 1
+		// with the class a reading meeting it further on gives.
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, analyze.Classify(err)), noHint: true}
 	}
 	if errors.Is(err, xlog.ErrSyntax) {
 		// A timeline history file that is no valid history: bad WAL input,

@@ -278,16 +278,16 @@ func segmentSizeOf(src xlog.Source, base string) (uint32, error) {
 		}
 		fh, err := src.Open(f)
 		if err != nil {
-			return 0, usageErr("could not open file %q: %v", base, err)
+			return 0, badFirstSegment(src, f, usageErr("could not open file %q: %v", base, err))
 		}
 		defer fh.Close()
 		var b [xlog.LongPageHeaderSize]byte
 		if n, err := fh.ReadAt(b[:], 0); n < len(b) {
-			return 0, &exitError{code: exitProblem, msg: fmt.Sprintf("could not read file %q: read %d of %d (%v)", base, n, len(b), err)}
+			return 0, badFirstSegment(src, f, &exitError{code: exitProblem, msg: fmt.Sprintf("could not read file %q: read %d of %d (%v)", base, n, len(b), err)})
 		}
 		h, _ := xlog.ParsePageHeader(b[:])
 		if !xlog.ValidSegmentSize(h.SegmentSize) {
-			return 0, &exitError{code: exitProblem, msg: fmt.Sprintf("invalid WAL segment size in WAL file %q (%d byte(s))", base, h.SegmentSize)}
+			return 0, badFirstSegment(src, f, &exitError{code: exitProblem, msg: fmt.Sprintf("invalid WAL segment size in WAL file %q (%d byte(s))", base, h.SegmentSize)})
 		}
 		return h.SegmentSize, nil
 	}

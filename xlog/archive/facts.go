@@ -34,6 +34,11 @@ const (
 	ProblemMissing      ProblemKind = "missing"             // listed by an index (Barman's xlog.db) but absent
 	ProblemIndex        ProblemKind = "index"               // present but not listed by the index
 	ProblemTruncated    ProblemKind = "truncated-segment"   // a segment (not .partial) shorter than the segment size, or empty
+	// The segment's first page header is not one PostgreSQL 10 to 18 wrote,
+	// named as the readers' classes (analyze.ClassUnknownVersion,
+	// ClassPageHeader): ls gives the file the class every command gives it.
+	ProblemUnknownVersion ProblemKind = "unknown-version"     // a page magic no release 10 to 18 wrote (not zero: a zero-filled segment may be pg_wal's next one)
+	ProblemPageHeader     ProblemKind = "invalid-page-header" // no long header, or an invalid segment size or XLOG_BLCKSZ in it
 )
 
 // Problem is one problem with a file.
@@ -182,11 +187,29 @@ func (f *FileFact) headerFacts(head []byte) {
 	if f.Kind == "history" {
 		return
 	}
-	if ph, ok := xlog.ParsePageHeader(head); ok && ph.Long() {
-		f.SystemID, f.SegmentSize = ph.SystemID, ph.SegmentSize
-		if v, ok := xlog.VersionFromMagic(ph.Magic); ok {
-			f.Version = int(v)
-		}
+	ph, ok := xlog.ParsePageHeader(head)
+	if !ok || ph.Magic == 0 && ph.Info == 0 {
+		return // too short (truncated), or a zero-filled page (pg_wal's next segment)
+	}
+	v, known := xlog.VersionFromMagic(ph.Magic)
+	switch {
+	case !known:
+		f.Problems = append(f.Problems, Problem{Kind: ProblemUnknownVersion, Message: fmt.Sprintf(
+			"unknown page magic %04X: not WAL of PostgreSQL 10 to 18", ph.Magic)})
+		return
+	case !ph.Long():
+		f.Problems = append(f.Problems, Problem{Kind: ProblemPageHeader, Message: fmt.Sprintf(
+			"the first page has no long header (info bits %04X)", uint16(ph.Info))})
+		return
+	}
+	f.SystemID, f.SegmentSize, f.Version = ph.SystemID, ph.SegmentSize, int(v)
+	switch {
+	case !xlog.ValidSegmentSize(ph.SegmentSize):
+		f.Problems = append(f.Problems, Problem{Kind: ProblemPageHeader, Message: fmt.Sprintf(
+			"invalid segment size in the long header: %d bytes (a power of two from 1 MB to 1 GB)", ph.SegmentSize)})
+	case !xlog.ValidPageSize(ph.PageSize) || ph.SegmentSize%ph.PageSize != 0:
+		f.Problems = append(f.Problems, Problem{Kind: ProblemPageHeader, Message: fmt.Sprintf(
+			"invalid XLOG_BLCKSZ in the long header: %d bytes", ph.PageSize)})
 	}
 }
 
@@ -406,22 +429,25 @@ func crossCheck(facts []FileFact, ref uint64) {
 	}
 	// Gaps, per timeline, with the most common segment size.
 	segSize, _ := mostCommon(sizes)
-	if segSize == 0 {
-		return
-	}
 	// Truncated or empty segments: every finished segment (a .partial is
 	// being written) holds its whole segment size; verify calls the same
-	// files truncated-segment.
+	// files truncated-segment. An empty one is, whatever the size.
 	for i := range facts {
 		f := &facts[i]
-		if f.Kind != "segment" || f.Size < 0 || f.Size >= int64(segSize) {
+		if f.Kind != "segment" || f.Size < 0 || f.Size >= int64(segSize) && f.Size != 0 {
 			continue
 		}
 		msg := fmt.Sprintf("truncated: %d bytes, less than the segment size of %d bytes", f.Size, segSize)
 		if f.Size == 0 {
 			msg = fmt.Sprintf("empty: 0 bytes, where a segment holds %d bytes", segSize)
 		}
+		if segSize == 0 {
+			msg = "empty: 0 bytes"
+		}
 		f.Problems = append(f.Problems, Problem{Kind: ProblemTruncated, Message: msg})
+	}
+	if segSize == 0 {
+		return
 	}
 	byTLI := map[xlog.TimeLineID][]int{}
 	for i := range facts {
