@@ -37,13 +37,13 @@ type Scenario struct {
 	Causes []CheckpointCause `json:"-"` // why each of Redo began
 	layout *Layout
 	ck     *checkpointer
-	// lastTouch, for checkpoint spacing: the simulated cycle of each
-	// block's last change.
-	lastTouch map[blockKey]int
-	redo      []xlog.LSN
-	cycle     int
-	skipXID   map[xlog.XID]bool // wal_level minimal: transactions bulk-loading new relations
-	newRels   map[xlog.XID]map[decode.RelFileLocator]bool
+	// touchCol, for checkpoint spacing, is the scenario's column in
+	// WhatIf.touched (-1: none).
+	touchCol int
+	redo     []xlog.LSN
+	cycle    int
+	skipXID  map[xlog.XID]bool // wal_level minimal: transactions bulk-loading new relations
+	newRels  map[xlog.XID]map[decode.RelFileLocator]bool
 }
 
 // ImageSizer tells the image length PostgreSQL would store for a page under
@@ -105,6 +105,45 @@ type WhatIf struct {
 	methods  [4]uint64    // images by compression method
 	version  xlog.Version // of the first record
 	fpwOff   bool         // the last checkpoint read says full_page_writes=off
+	// For the checkpoint spacing scenarios, the simulated cycle of each
+	// block's last change, by scenario: the row touch[block] of touched,
+	// touchCols wide, column Scenario.touchCol (untouched: never changed).
+	// One map lookup per block serves every such scenario.
+	touch     map[blockKey]int32
+	touched   []int32
+	touchCols int
+	rows      []int32 // the record's blocks' rows, by block index
+}
+
+// untouched marks a block a scenario has not seen change.
+const untouched = -1 << 31
+
+// trackTouches gives s a column in w.touched.
+func (w *WhatIf) trackTouches(s *Scenario) {
+	if w.touch == nil {
+		w.touch = map[blockKey]int32{}
+	}
+	s.touchCol = w.touchCols
+	w.touchCols++
+}
+
+// touchRows sets w.rows to the rows in w.touched of rec's blocks, adding
+// those of blocks not seen before.
+func (w *WhatIf) touchRows(rec *decode.Record) {
+	w.rows = w.rows[:0]
+	for i := range rec.Blocks {
+		b := &rec.Blocks[i]
+		k := blockKey{RelKey{b.Rel, b.Fork()}, b.Block}
+		row, ok := w.touch[k]
+		if !ok {
+			row = int32(len(w.touched) / w.touchCols)
+			w.touch[k] = row
+			for range w.touchCols {
+				w.touched = append(w.touched, untouched)
+			}
+		}
+		w.rows = append(w.rows, row)
+	}
 }
 
 // Compression methods the wal_compression scenarios try.
@@ -125,7 +164,7 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 	w := &WhatIf{in: in, dec: decode.NewDecoder(in.BlockSize)}
 	w.Actual = Scenario{Setting: "actual", layout: NewLayout(in.PageSize, in.SegSize, in.Start)}
 	add := func(setting, value string, pageSize uint32) *Scenario {
-		s := &Scenario{Setting: setting, Value: value, layout: NewLayout(pageSize, in.SegSize, in.Start)}
+		s := &Scenario{Setting: setting, Value: value, layout: NewLayout(pageSize, in.SegSize, in.Start), touchCol: -1}
 		w.Scenarios = append(w.Scenarios, s)
 		return s
 	}
@@ -137,14 +176,14 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 	add("full_page_writes", "off", in.PageSize)
 	for _, k := range []int{2, 4, 8} {
 		s := add("checkpoint_distance", strconv.Itoa(k)+"x", in.PageSize)
-		s.lastTouch = map[blockKey]int{}
+		w.trackTouches(s)
 		for i := 0; i < len(in.Redo); i += k {
 			s.redo = append(s.redo, in.Redo[i])
 		}
 	}
 	if len(in.Redo) > 1 {
 		s := add("checkpoint_distance", "0.5x", in.PageSize)
-		s.lastTouch = map[blockKey]int{}
+		w.trackTouches(s)
 		for i, r := range in.Redo {
 			s.redo = append(s.redo, r)
 			if i+1 < len(in.Redo) {
@@ -228,6 +267,9 @@ func (w *WhatIf) Add(rec *decode.Record) {
 		w.actualCk.after(w.Actual.layout.Pos())
 	}
 	w.sizeImages(rec)
+	if w.touchCols > 0 {
+		w.touchRows(rec)
+	}
 	for _, s := range w.Scenarios {
 		switch s.Setting {
 		case "wal_compression":
@@ -335,10 +377,11 @@ func (w *WhatIf) placeInCycle(s *Scenario, rec *decode.Record, cyc int) {
 	images := uint64(rec.FPILen)
 	for i := range rec.Blocks {
 		b := &rec.Blocks[i]
-		k := blockKey{RelKey{b.Rel, b.Fork()}, b.Block}
-		last, seen := s.lastTouch[k]
-		s.lastTouch[k] = cyc
-		first := !seen || last != cyc
+		t := &w.touched[int(w.rows[i])*w.touchCols+s.touchCol]
+		last := *t
+		*t = int32(cyc)
+		seen := last != untouched
+		first := !seen || last != int32(cyc)
 		// Whole pages logged on purpose (XLOG FPI) and consistency-check
 		// images do not depend on checkpoints; hint-bit images do.
 		wholePage := rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == 0xB0
@@ -444,7 +487,7 @@ func (w *WhatIf) Results() (Scenario, []Scenario) {
 		} else {
 			out[i].Checkpoints = len(s.redo) - 1 // the stream's start is not one
 		}
-		out[i].layout, out[i].lastTouch, out[i].skipXID, out[i].newRels, out[i].ck = nil, nil, nil, nil, nil
+		out[i].layout, out[i].skipXID, out[i].newRels, out[i].ck = nil, nil, nil, nil
 	}
 	a := w.Actual
 	a.FlushWriteBytes = a.layout.FlushWriteBytes()

@@ -43,7 +43,7 @@ type checkpointer struct {
 	fixed     []CycleInfo       // the stream's requested checkpoints, in LSN order
 	next      int               // the next of fixed
 	drop      map[xlog.LSN]bool // the stream's time and WAL checkpoint records: not in the scenario
-	cycle     int               // the simulated cycle (lastTouch's index)
+	cycle     int               // the simulated cycle (as WhatIf.touched counts them)
 	redo      xlog.LSN          // the scenario position of the current redo point
 	started   time.Time         // last_checkpoint_time
 	running   bool              // a checkpoint is between its redo point and its record
@@ -285,7 +285,7 @@ func (w *WhatIf) addSettingsScenarios(add func(setting, value string, pageSize u
 	sizes, times = uniqueSorted(sizes, roundSize), uniqueSorted(times, func(d time.Duration) time.Duration { return d })
 	mk := func(setting, value string, set CheckpointSettings) {
 		sc := add(setting, value, in.PageSize)
-		sc.lastTouch = map[blockKey]int{}
+		w.trackTouches(sc)
 		sc.ck = newCheckpointer(set, in, false)
 		sc.MaxWALSize, sc.CheckpointTimeout, sc.CompletionTarget = FormatSize(set.MaxWALSize), FormatTimeout(set.Timeout), set.CompletionTarget
 	}
