@@ -2,34 +2,40 @@ package analyze
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 // ImagePipeline sizes the images of a stream under every wal_compression
-// method on several cores, ahead of a WhatIf reading the same stream.
-// Rebuilding and recompressing each image three times is most of a
-// what-if's work (pglz, about 110 MB/s of pages per core, and zstd take
-// about the same time, lz4 a tenth of it), while the WhatIf itself
-// must see records one by one in WAL order. So a reader of the pipeline's
-// own goes through the stream, rebuilds each image's page and hands it to
-// workers; WhatIf.Add then takes the results in WAL order. At most ahead
-// images are in flight, so memory is bounded whatever the stream's size.
+// method on the engine (xlog/stream), ahead of a WhatIf reading the same
+// stream. Rebuilding and recompressing each image three times is most of a
+// what-if's work (pglz and zstd take about the same time, lz4 a tenth of
+// it), while the WhatIf itself must see records one by one in WAL order. So
+// the engine reads the stream in spans, Workers at once, each span's worker
+// rebuilding and sizing its images; the spans' estimates are handed over in
+// WAL order, and WhatIf.Add takes them as it meets the images. At most
+// Workers+1 spans' estimates are held, a few bytes per image, so memory is
+// bounded whatever the stream's size. The pipeline can start before the
+// WhatIf's first pass: the sizes depend on the images alone.
 type ImagePipeline struct {
-	slots   chan *imageSlot // in WAL order
-	pending *imageSlot      // taken from slots, for a later record
-	done    bool            // slots closed and drained
+	parts   chan []imageSlot // each span's estimates, in WAL order
+	cur     []imageSlot      // the span being taken from
+	pos     int              // the next slot of cur
+	done    bool             // parts closed and drained
 	stop    chan struct{}
+	stopped atomic.Bool
+	once    sync.Once
 	wg      sync.WaitGroup
-	pages   sync.Pool
+	sizers  sync.Pool // ImageSizer: sizers keep their compressors between spans
 }
 
-// imageSlot is one image's estimates, filled by a worker.
+// imageSlot is one image's estimates.
 type imageSlot struct {
 	lsn   xlog.LSN
 	block uint8
-	ready chan struct{}
 	est   imageEstimate
 }
 
@@ -39,78 +45,74 @@ type imageEstimate struct {
 	compressed [4]bool
 }
 
-type imageJob struct {
-	slot *imageSlot
-	page *[]byte
-	hole [2]int
-	comp decode.Compression // the method the image is stored with
+// imagePart is what one span's worker sizes.
+type imagePart struct {
+	dec   *decode.Decoder
+	sizer ImageSizer
+	page  []byte
+	slots []imageSlot
 }
 
-// NewImagePipeline starts the pipeline. next returns the stream's records in
-// WAL order (an error ends the pipeline: the WhatIf sizes what it did not
-// get itself); newSizer returns a sizer for one worker (sizers keep state).
-func NewImagePipeline(next func() (*decode.Record, error), blockSize int, newSizer func() ImageSizer, workers, ahead int) *ImagePipeline {
-	p := &ImagePipeline{slots: make(chan *imageSlot, ahead), stop: make(chan struct{})}
-	jobs := make(chan imageJob, ahead)
-	for range max(1, workers) {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			sizer := newSizer()
-			for j := range jobs {
-				j.slot.est = estimateImage(sizer, *j.page, j.hole[0], j.hole[1], j.comp)
-				p.pages.Put(j.page)
-				close(j.slot.ready)
+// NewImagePipeline starts sizing the images of the stream src, read with
+// opts (as the WhatIf's own reading reads it), on the engine: workers spans
+// of spanBytes (0: stream.DefaultSpanBytes) at once. newSizer returns a
+// sizer for one worker (sizers keep state). A record that does not decode
+// ends the pipeline there: the WhatIf sizes what it does not get itself. Its
+// error is a setup error (the stream cannot be opened); Close ends it.
+func NewImagePipeline(src xlog.Source, opts xlog.Options, blockSize int, newSizer func() ImageSizer, workers, spanBytes int) (*ImagePipeline, error) {
+	opts.HeadersOnly, opts.SkipCRC = false, false
+	s, err := stream.Open(src, stream.Config{Reader: opts, Workers: max(1, workers), SpanBytes: spanBytes})
+	if err != nil {
+		return nil, err
+	}
+	p := &ImagePipeline{parts: make(chan []imageSlot), stop: make(chan struct{})}
+	p.sizers.New = func() any { return newSizer() }
+	job := stream.Job[*imagePart]{
+		NewPart: func(stream.SpanInfo) *imagePart {
+			return &imagePart{dec: decode.NewDecoder(blockSize), sizer: p.sizers.Get().(ImageSizer)}
+		},
+		Record: func(part *imagePart, rec *xlog.Record) error {
+			if p.stopped.Load() {
+				return stream.ErrStop
 			}
-		}()
+			d, err := part.dec.Decode(rec)
+			if err != nil {
+				return stream.ErrStop // the WhatIf's reading ends here too
+			}
+			if d.FPILen == 0 {
+				return nil
+			}
+			for i := range d.Blocks {
+				b := &d.Blocks[i]
+				if !b.HasImage {
+					continue
+				}
+				slot := imageSlot{lsn: d.LSN, block: b.ID}
+				if part.page, err = part.dec.AppendPage(part.page[:0], d, b); err == nil {
+					// not ok otherwise: the WhatIf counts the image as it is
+					slot.est = estimateImage(part.sizer, part.page, int(b.HoleOffset), int(b.HoleLength), b.Compression)
+				}
+				part.slots = append(part.slots, slot)
+			}
+			return nil
+		},
+		Merge: func(part *imagePart) error {
+			p.sizers.Put(part.sizer)
+			select {
+			case p.parts <- part.slots:
+				return nil
+			case <-p.stop:
+				return errPassStop
+			}
+		},
 	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		defer close(jobs)
-		defer close(p.slots)
-		dec := decode.NewDecoder(blockSize)
-		for {
-			select {
-			case <-p.stop:
-				return
-			default:
-			}
-			rec, err := next()
-			if err != nil {
-				return
-			}
-			for i := range rec.Blocks {
-				b := &rec.Blocks[i]
-				if !b.HasImage {
-					continue
-				}
-				s := &imageSlot{lsn: rec.LSN, block: b.ID, ready: make(chan struct{})}
-				page, _ := p.pages.Get().(*[]byte)
-				if page == nil {
-					page = new([]byte)
-				}
-				*page, err = dec.AppendPage((*page)[:0], rec, b)
-				select {
-				case p.slots <- s:
-				case <-p.stop:
-					return
-				}
-				if err != nil {
-					p.pages.Put(page)
-					close(s.ready) // not ok: the WhatIf counts the image as it is
-					continue
-				}
-				select {
-				case jobs <- imageJob{slot: s, page: page, hole: [2]int{int(b.HoleOffset), int(b.HoleLength)}, comp: b.Compression}:
-				case <-p.stop:
-					close(s.ready) // no one waits on it once stopped, but none may block
-					return
-				}
-			}
-		}
+		defer close(p.parts)
+		_, _ = stream.Run(s, job) // how the reading ended is the WhatIf's reading's to tell
 	}()
-	return p
+	return p, nil
 }
 
 // estimateImage sizes an image, its page rebuilt, under every
@@ -167,42 +169,38 @@ func (w *WhatIf) sizeImages(rec *decode.Record) {
 // take returns the estimates of the image of block id of the record at lsn,
 // if the pipeline has them: nil and false if it does not, the estimates and
 // false if their page could not be rebuilt. Calls come in WAL order; images
-// the WhatIf does not ask for (filtered records) are skipped.
+// the WhatIf does not ask for (filtered records) are skipped. The estimates
+// stay valid while the WhatIf holds them (slots are never reused).
 func (p *ImagePipeline) take(lsn xlog.LSN, id uint8) (*imageEstimate, bool) {
 	for {
-		s := p.pending
-		p.pending = nil
-		if s == nil {
+		if p.pos == len(p.cur) {
 			if p.done {
 				return nil, false
 			}
-			var ok bool
-			if s, ok = <-p.slots; !ok {
-				p.done = true
+			part, ok := <-p.parts
+			if !ok {
+				p.done, p.cur, p.pos = true, nil, 0
 				return nil, false
 			}
+			p.cur, p.pos = part, 0
+			continue
 		}
+		s := &p.cur[p.pos]
 		if s.lsn > lsn || s.lsn == lsn && s.block > id {
-			p.pending = s // for a later record or block
-			return nil, false
+			return nil, false // for a later record or block
 		}
+		p.pos++
 		if s.lsn == lsn && s.block == id {
-			<-s.ready
 			return &s.est, s.est.ok
 		}
 	}
 }
 
-// Close stops the pipeline's goroutines and waits for them.
+// Close stops the pipeline's reading and waits for it to end.
 func (p *ImagePipeline) Close() {
-	select {
-	case <-p.stop:
-	default:
+	p.once.Do(func() {
+		p.stopped.Store(true)
 		close(p.stop)
-	}
-	go func() { // let the reader out of a blocked send
-		for range p.slots {
-		}
-	}()
+	})
 	p.wg.Wait()
 }

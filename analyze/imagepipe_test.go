@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"io"
 	"sync"
 	"testing"
 
@@ -45,28 +44,7 @@ func TestWhatIfSizesEachImageOnce(t *testing.T) {
 		}
 		in := WhatIfInput{PageSize: 8192, SegSize: 1 << 20, BlockSize: 8192, WalLevel: xlog.WalLevelReplica, Start: w.start, Sizer: counting()}
 		if c.pipe {
-			src, err := xlog.OpenDir(w.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := xlog.NewReader(src, xlog.Options{Start: w.start, End: w.end, Timeline: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dec := decode.NewDecoder(8192)
-			n := 0
-			next := func() (*decode.Record, error) {
-				if n++; c.stopAfter > 0 && n > c.stopAfter {
-					return nil, io.EOF
-				}
-				rec, err := r.Next()
-				if err != nil {
-					return nil, err
-				}
-				return dec.Decode(rec)
-			}
-			in.Images = NewImagePipeline(next, 8192, counting, 2, 16)
-			defer r.Close()
+			in.Images = w.pipeline(t, counting, c.stopAfter)
 			defer in.Images.Close()
 		}
 		wi := NewWhatIf(in)
@@ -87,4 +65,29 @@ func TestWhatIfSizesEachImageOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pipeline starts an ImagePipeline over the run, in spans of one 1 MB
+// segment (so that estimates cross from span to span), that stops after
+// stopAfter records (0: at the run's end).
+func (w whatifRun) pipeline(t *testing.T, newSizer func() ImageSizer, stopAfter int) *ImagePipeline {
+	t.Helper()
+	end := w.end
+	if stopAfter > 0 {
+		n := 0
+		w.each(t, w.start, func(d *decode.Record) {
+			if n++; n == stopAfter+1 {
+				end = d.LSN
+			}
+		})
+	}
+	src, err := xlog.OpenDir(w.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewImagePipeline(src, xlog.Options{Start: w.start, End: end, Timeline: 1}, 8192, newSizer, 2, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

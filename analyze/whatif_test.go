@@ -191,10 +191,10 @@ func TestWhatIfWalLevel(t *testing.T) {
 	}
 }
 
-// TestImagePipeline: a WhatIf fed by an ImagePipeline (two workers, few
-// images in flight, so the reader waits on the workers and the WhatIf on
-// both) gives exactly the sequential results, also when the WhatIf skips
-// records (as filters do) and when the pipeline stops early.
+// TestImagePipeline: a WhatIf fed by an ImagePipeline (two workers, spans
+// of one segment, so that the WhatIf waits on the engine and the engine on
+// the WhatIf) gives exactly the sequential results, also when the WhatIf
+// skips records (as filters do) and when the pipeline stops early.
 func TestImagePipeline(t *testing.T) {
 	w := loadRun(t, "compression-off")
 	run := func(pipe bool, keep func(i int) bool, stopAfter int) []Scenario {
@@ -202,28 +202,7 @@ func TestImagePipeline(t *testing.T) {
 		var rc decode.Recompressor
 		in.Sizer = rc.Estimate
 		if pipe {
-			src, err := xlog.OpenDir(w.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := xlog.NewReader(src, xlog.Options{Start: w.start, End: w.end, Timeline: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			dec := decode.NewDecoder(8192)
-			n := 0
-			next := func() (*decode.Record, error) {
-				if n++; stopAfter > 0 && n > stopAfter {
-					return nil, io.EOF
-				}
-				rec, err := r.Next()
-				if err != nil {
-					return nil, err
-				}
-				return dec.Decode(rec)
-			}
-			in.Images = NewImagePipeline(next, 8192, func() ImageSizer { var rc decode.Recompressor; return rc.Estimate }, 2, 3)
+			in.Images = w.pipeline(t, func() ImageSizer { var rc decode.Recompressor; return rc.Estimate }, stopAfter)
 			defer in.Images.Close()
 		}
 		wi := NewWhatIf(in)

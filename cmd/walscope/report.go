@@ -107,8 +107,9 @@ func reportAction(c *cli.Context) error {
 // collectReport reads the stream twice (a first pass for the redo points,
 // the timestamps' range, the wal_level and what-if's inputs; a second that
 // feeds every analysis, with the what-if's images recompressed on every core
-// by a reader running ahead) and verifies it. Relations are named by cat
-// first, then by the names the WAL carries (learnt in the second pass).
+// by the engine from the start) and verifies it beside the second pass.
+// Relations are named by cat first, then by the names the WAL carries
+// (learnt in the second pass).
 func collectReport(name string, in *input, blcksz, workers int, cat analyze.Catalog) (*report.ReportSide, error) {
 	side := &report.ReportSide{Name: name, BlockSize: blcksz, WalLevel: xlog.WalLevelUnknown}
 	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers})
@@ -117,6 +118,17 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	}
 	dec := decode.NewDecoder(blcksz)
 	wi := analyze.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
+	// The what-if's images are rebuilt and recompressed on every core by
+	// the engine from now on, during the first pass and ahead of the
+	// second.
+	if workers > 1 {
+		p, err := startImagePipeline(in, dec.BlockSize, workers)
+		if err != nil {
+			return nil, err
+		}
+		wi.Images = p
+		defer p.Close()
+	}
 	// The first pass, on every core, up to the first problem (the second
 	// pass reports how the WAL ends).
 	type firstPass struct {
@@ -203,14 +215,6 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	wi.Cycles, wi.Version = finder.Cycles(start), s.Version()
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
-	if workers > 1 {
-		p, stop, err := startImagePipeline(in, dec.BlockSize, workers)
-		if err != nil {
-			return nil, err
-		}
-		wi.Images = p
-		defer stop()
-	}
 	w := analyze.NewWhatIf(wi)
 	b := analyze.NewBreakdown(bucketFor(tmax.Sub(tmin)), finder.Sorted(), start, end)
 	b.KeepXids = 0 // the report shows no transactions
@@ -220,12 +224,14 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	names := analyze.NewWALNames(decode.NewDecoder(blcksz))
 
 	// Second pass: the what-if estimate takes the records in order, from
-	// one reader.
+	// one reader, while the engine verifies the stream (and sizes the
+	// what-if's images) on the other cores.
 	seq, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: 1})
 	if err != nil {
 		return nil, readerSetupError(err)
 	}
-	res, err := stream.Run(seq, stream.Job[*decode.Decoder]{
+	verifying := analyze.StartVerify(in.src, in.opts, blcksz, workers)
+	res, runErr := stream.Run(seq, stream.Job[*decode.Decoder]{
 		NewPart: func(stream.SpanInfo) *decode.Decoder { return dec },
 		Record: func(dec *decode.Decoder, rec *xlog.Record) error {
 			d, err := dec.Decode(rec)
@@ -245,8 +251,12 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 		},
 		Merge: func(*decode.Decoder) error { return nil },
 	})
-	if err != nil {
-		return nil, readerSetupError(err)
+	vr, verifyErr := verifying.Wait()
+	if runErr != nil {
+		return nil, readerSetupError(runErr)
+	}
+	if verifyErr != nil {
+		return nil, readerSetupError(verifyErr)
 	}
 	if res.Err != nil {
 		side.EndNote = "Reading stopped at " + res.End.String() + ": " + res.Err.Error()
@@ -258,11 +268,6 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	side.Advice = &advice
 	side.Events, side.WALNames = events, names
 	side.Catalog = analyze.WithWALNames(cat, names, b.Original)
-
-	vr, err := analyze.Verify(in.src, in.opts, blcksz, workers)
-	if err != nil {
-		return nil, readerSetupError(err)
-	}
 	if as, ok := in.src.(*archive.Source); ok {
 		sum, problems, err := analyze.SummarizeArchive(as)
 		if err == nil {

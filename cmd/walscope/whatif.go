@@ -32,7 +32,8 @@ func whatifCommand() *cli.Command {
 
 // whatifAction reads the stream twice: first, in parallel spans, for the
 // redo points, the wal_level and the block data sizes, then to re-estimate
-// every record under each scenario.
+// every record under each scenario; meanwhile the engine sizes the images
+// under every wal_compression in parallel spans (analyze.ImagePipeline).
 func whatifAction(c *cli.Context) error { return whatifRun(c, printWhatIf) }
 
 // whatifRun runs the what-if over the input and hands the result to print
@@ -57,6 +58,17 @@ func whatifRun(c *cli.Context, print func(w *analyze.WhatIf, stdout *bufio.Write
 		return err
 	}
 	workers := jobs(c)
+	// Images are rebuilt and recompressed on every core by the engine,
+	// from now on: during the first pass and ahead of the sequential
+	// estimate.
+	if workers > 1 {
+		p, err := startImagePipeline(in, dec.BlockSize, workers)
+		if err != nil {
+			return err
+		}
+		wi.Images = p
+		defer p.Close()
+	}
 	// The first pass, on every core: what the estimate needs to know ahead.
 	parts, start, _, err := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *analyze.WhatIfPass, d *decode.Record) { p.Add(d) })
 	if err != nil {
@@ -66,16 +78,6 @@ func whatifRun(c *cli.Context, print func(w *analyze.WhatIf, stdout *bufio.Write
 	analyze.FillWhatIfInput(&wi, parts)
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
-	// Images are rebuilt and recompressed on every core, ahead of the
-	// sequential estimate, by a reader of their own.
-	if workers > 1 {
-		p, stop, err := startImagePipeline(in, dec.BlockSize, workers)
-		if err != nil {
-			return err
-		}
-		wi.Images = p
-		defer stop()
-	}
 	w := analyze.NewWhatIf(wi)
 	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
 	defer stdout.Flush()
@@ -140,26 +142,16 @@ func (s whatifSink) record(_ *decode.Decoder, d *decode.Record) error {
 	return nil
 }
 
-// startImagePipeline starts an analyze.ImagePipeline over the input: a
-// reader of its own, workers recompressing images on every core. stop ends
-// it and closes its reader.
-func startImagePipeline(in *input, blockSize, workers int) (p *analyze.ImagePipeline, stop func(), err error) {
-	pr, err := xlog.NewReader(in.src, in.opts)
-	if err != nil {
-		return nil, nil, readerSetupError(err)
-	}
-	pdec := decode.NewDecoder(blockSize)
-	next := func() (*decode.Record, error) {
-		rec, err := pr.Next()
-		if err != nil {
-			return nil, err
-		}
-		d, err := pdec.Decode(rec)
-		return d, err
-	}
+// startImagePipeline starts an analyze.ImagePipeline over the input: the
+// engine rebuilding and recompressing its images on every core. Close ends
+// it.
+func startImagePipeline(in *input, blockSize, workers int) (*analyze.ImagePipeline, error) {
 	newSizer := func() analyze.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
-	p = analyze.NewImagePipeline(next, blockSize, newSizer, workers, 1024)
-	return p, func() { p.Close(); pr.Close() }, nil
+	p, err := analyze.NewImagePipeline(in.src, in.opts, blockSize, newSizer, workers, 0)
+	if err != nil {
+		return nil, readerSetupError(err)
+	}
+	return p, nil
 }
 
 // checkpointSettingFlags are the flags of the checkpoint settings

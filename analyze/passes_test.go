@@ -1,0 +1,58 @@
+package analyze
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/xlog"
+)
+
+// TestStartVerifyBesideAReading: a Verify started beside another reading of
+// the same source (as report's second pass reads it) finds what Verify
+// alone finds, on one worker (run in Wait) and on two, over damaged
+// archives and a clean one.
+func TestStartVerifyBesideAReading(t *testing.T) {
+	root := testwal.Root(t)
+	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
+	if len(cases) < 3 {
+		t.Fatalf("only %d corruption cases", len(cases))
+	}
+	var dirs []string
+	for _, c := range cases[:3] {
+		d := t.TempDir()
+		if err := testwal.UntarZstd(c, d); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	dirs = append(dirs, loadRun(t, "compression-off").dir)
+	for _, d := range dirs {
+		src, err := xlog.OpenDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := xlog.Options{FollowHistory: true}
+		alone, err := Verify(src, opts, 8192, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(alone)
+		for _, workers := range []int{1, 2} {
+			v := StartVerify(src, opts, 8192, workers)
+			parts, _, _, err := RecordPass(src, opts, 8192, 1, 0, func(n *int, _ *decode.Record) { *n++ })
+			if err != nil || len(parts) == 0 || parts[0] == 0 {
+				t.Fatalf("%s: the reading beside: %v, %v", d, parts, err)
+			}
+			got, err := v.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := json.Marshal(got); string(b) != string(want) {
+				t.Errorf("%s, %d workers: beside a reading\n%s\nalone\n%s", d, workers, b, want)
+			}
+		}
+	}
+}
