@@ -4,10 +4,14 @@
 # /tmp/walscope-bench; make it with that script first), RUNS alternating runs
 # each (default 3): the median wall time on all cores, the median CPU time
 # (user + system), peak RSS, and `whatif -j 1` once for the same results.
-# With BASELINE=/path/to/an/older/walscope, each run of walscope is paired
+# With BASELINE=/path/to/an/older/walscope, or BASELINE=REV (a git revision
+# of this repository, say HEAD: built from `git archive REV` in a temporary
+# directory, the working tree untouched), each run of walscope is paired
 # with one of the baseline on the same input, the ratios printed, and their
 # outputs required to be identical (the report's "Generated ... on" line
-# aside). Measures; asserts only that identity (and -j 1's).
+# aside). Measures; asserts only that identity (and -j 1's). CPU time
+# (user + system) is the figure to trust on a shared machine: wall time
+# counts whatever else runs.
 set -euo pipefail
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +24,15 @@ fi
 out=$B/whatif-bench
 mkdir -p "$out"
 (cd "$root" && go build -o "$out/walscope" ./cmd/walscope)
+if [ -n "${BASELINE:-}" ] && [ ! -x "$BASELINE" ]; then
+  rev=$BASELINE
+  tree=$(mktemp -d)
+  trap 'rm -rf "$tree"' EXIT
+  (cd "$root" && git archive "$rev") | tar -x -C "$tree"
+  (cd "$tree" && go build -o "$out/walscope-baseline" ./cmd/walscope)
+  BASELINE=$out/walscope-baseline
+  echo "baseline: $rev ($(cd "$root" && git rev-parse --short "$rev"))"
+fi
 echo "archive: $(du -sm "$wal" | cut -f1) MB; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg); $runs runs each"
 
 # run NAME BIN ARGS...: one timed run; prints "wall cpu rss". An argument
@@ -62,3 +75,4 @@ fi
 "$out/walscope" whatif -j 1 "$wal" >"$out/whatif-j1.out" 2>/dev/null
 cmp -s "$out/whatif-new.out" "$out/whatif-j1.out" || { echo "bench-whatif.sh: whatif -j 1 differs" >&2; exit 1; }
 echo "whatif -j 1 gives the same results"
+echo "load average at the end: $(cut -d" " -f1-3 /proc/loadavg)"
