@@ -62,7 +62,9 @@ func TestMisnamedSegment(t *testing.T) {
 		if err == nil || !strings.Contains(string(ref), want) {
 			t.Fatalf("%s: pg_waldump 15: %v: %s", tc.name, err, ref)
 		}
-		for _, args := range [][]string{{"stats", tc.file}, {"dump", tc.file}, {"verify", tc.file}, {"whatif", tc.file}, {"stats", "."}, {"verify", "."}} {
+		report := filepath.Join(t.TempDir(), "r.html")
+		for _, args := range [][]string{{"stats", tc.file}, {"dump", tc.file}, {"verify", tc.file}, {"whatif", tc.file}, {"stats", "."}, {"verify", "."},
+			{"report", "--out", report, tc.file}, {"report", "--out", report, "."}} {
 			args = append([]string{args[0], "-s", tc.start}, args[1:]...)
 			out, stderr, code := walscope(t, dir, args...)
 			if code != exitProblem || !strings.Contains(out+stderr, want) || !strings.Contains(out+stderr, tc.class) {
@@ -257,10 +259,13 @@ func TestBadInputOneClassEveryForm(t *testing.T) {
 	}
 	random := make([]byte, 1<<20)
 	rand.NewChaCha8([32]byte{1}).Read(random)
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(seg)
-	zw.Close()
+	gzipped := func(b []byte) []byte {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(b)
+		zw.Close()
+		return gz.Bytes()
+	}
 	const name = "000000010000000000000006"
 	for _, tc := range []struct {
 		name    string
@@ -270,11 +275,12 @@ func TestBadInputOneClassEveryForm(t *testing.T) {
 	}{
 		{"empty", nil, "truncated-segment", "truncated-segment"},
 		{"8 kB of zeros", make([]byte, 8192), "unknown-version", ""},
-		{"16 MB of zeros", make([]byte, 16<<20), "unknown-version", "too-large"},
+		{"16 MB of zeros", make([]byte, 16<<20), "unknown-version", ""},
+		{"16 MB of zeros, gzip", gzipped(make([]byte, 16<<20)), "unknown-version", ""},
 		{"random bytes", random, "encrypted-or-unrecognised", "unrecognised"},
 		{"truncated", seg[:500000], "truncated-segment", "truncated-segment"},
 		{"one valid page, then zeros", append(slices.Clone(seg[:8192]), make([]byte, len(seg)-8192)...), "", ""},
-		{"gzip cut short", gz.Bytes()[:30000], "corrupt-archive-file", "corrupt-compression"},
+		{"gzip cut short", gzipped(seg)[:30000], "corrupt-archive-file", "corrupt-compression"},
 		{"unknown page magic", remagic, "unknown-version", "unknown-version"},
 		{"invalid segment size", patch(32, 3<<20, 4), "invalid-page-header", "invalid-page-header"},
 		{"invalid XLOG_BLCKSZ", patch(36, 1234, 4), "invalid-page-header", "invalid-page-header"},
@@ -296,17 +302,67 @@ func TestBadInputOneClassEveryForm(t *testing.T) {
 				case tc.class == "" && code != 0:
 					t.Errorf("%s: %v: exit %d, want 0: %s", tc.name, args, code, stderr)
 				case tc.class != "" && (code != exitProblem || !strings.Contains(stdout+stderr, tc.class)):
-					if args[0] == "report" && code == exitProblem && (strings.Contains(stderr, "walscope verify") || strings.Contains(stderr, "no valid WAL record found")) {
-						// The report sends to verify, or (no record where
-						// reading starts) names no class yet: exit 1 only.
+					if args[0] == "report" && code == exitProblem && strings.Contains(stderr, "walscope verify") {
+						// The report is written and sends to its
+						// verification section (or verify) for the class.
 						continue
 					}
 					t.Errorf("%s: %v: exit %d, want %d with [%s]: %s", tc.name, args, code, exitProblem, tc.class, lastLine(stdout+stderr))
 				}
 			}
-			stdout, stderr, code := walscope(t, "", "ls", p)
-			if want := map[bool]int{true: 0, false: exitProblem}[tc.lsKind == ""]; code != want || !strings.Contains(stdout, tc.lsKind+": ") {
-				t.Errorf("%s: ls %s: exit %d, want %d with %s: %s%s", tc.name, p, code, want, tc.lsKind, stdout, stderr)
+			for _, quick := range []bool{false, true} {
+				args := []string{"ls", p}
+				if quick {
+					args = []string{"ls", "--quick", p}
+					if tc.lsKind == "corrupt-compression" {
+						continue // found only by reading the stream (--quick takes a cut gzip file's last bytes for its size)
+					}
+				}
+				stdout, stderr, code := walscope(t, "", args...)
+				want, says := exitProblem, "    "+tc.lsKind+": "
+				if tc.lsKind == "" {
+					want, says = 0, "\nno problems\n"
+				}
+				if code != want || !strings.Contains(stdout, says) {
+					t.Errorf("%s: %v: exit %d, want %d with %q: %s%s", tc.name, args, code, want, says, stdout, stderr)
+				}
+			}
+		}
+	}
+}
+
+// TestHistoryOnlyNothingToRead: timeline history files with no segment file
+// are nothing to read, exit 2 from every command, ls included (it lists them
+// first), whatever they hold: ls exited 0 (1 for a damaged history file)
+// where the other commands exited 2.
+func TestHistoryOnlyNothingToRead(t *testing.T) {
+	const name = "00000002.history"
+	for _, tc := range []struct {
+		name    string
+		content string
+	}{
+		{"a valid history", "1\t0/3000000\tno recovery target specified\n"},
+		{"switch points out of order", "1\t0/11000A0\tx\n2\t0/1000000\ty\n"},
+		{"binary garbage", "garbage\x00\x01 zz\n"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := t.TempDir()
+		for _, p := range []string{dir, filepath.Join(dir, name)} {
+			for _, args := range [][]string{
+				{"ls", p}, {"ls", "--quick", p}, {"stats", p}, {"dump", p}, {"verify", p}, {"whatif", p}, {"events", p}, {"advise", p},
+				{"report", "--out", filepath.Join(out, "r.html"), p}, {"report", "--compare", "--out", filepath.Join(out, "r.html"), p, p},
+				{"export", "--out", filepath.Join(out, "x"), p}, {"stats", "-p", dir},
+			} {
+				stdout, stderr, code := walscope(t, "", args...)
+				if code != exitUsage || !strings.Contains(stderr, "could not find any WAL segment file in ") || !strings.Contains(stderr, "only timeline history files ("+name+")") {
+					t.Errorf("%s: %v: exit %d, want %d: %s", tc.name, args, code, exitUsage, lastLine(stdout+stderr))
+				}
+				if args[0] == "ls" && !strings.Contains(stdout, name) {
+					t.Errorf("%s: %v lists no file: %s", tc.name, args, stdout)
+				}
 			}
 		}
 	}

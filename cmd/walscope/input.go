@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"github.com/walscope/walscope/xlog"
@@ -124,9 +126,33 @@ func (in *input) archive(paths []string) (*input, error) {
 	if err != nil {
 		return nil, openErr(paths, err)
 	}
+	if err := noSegment(paths, src); err != nil {
+		return nil, err
+	}
 	in.src = src
 	in.opts.FollowHistory = true
 	return in, nil
+}
+
+// noSegment is the usage error for an input that holds timeline history files
+// but no segment file (nil if it holds one): nothing to read, exit 2 as an
+// input with no WAL file at all ("no input found" in the README's table), the
+// same from every command, ls included, whatever the history files hold
+// (issue 17: ls exited 0, or 1 for a damaged history file, where the other
+// commands exited 2). The message names the history files found.
+func noSegment(paths []string, src *archive.Source) error {
+	if len(src.Segments()) > 0 {
+		return nil
+	}
+	var names []string
+	for _, k := range src.Histories() {
+		names = append(names, filepath.Base(k))
+	}
+	if len(names) == 0 {
+		return usageErr("could not find any WAL file in %s", strings.Join(paths, " "))
+	}
+	sort.Strings(names)
+	return usageErr("could not find any WAL segment file in %s, only timeline history files (%s): nothing to read", strings.Join(paths, " "), strings.Join(names, ", "))
 }
 
 // openErr is the usage error for an input that cannot be opened.
@@ -138,7 +164,7 @@ func openErr(paths []string, err error) error {
 		return e
 	}
 	if errors.Is(err, xlog.ErrNoSegments) {
-		return usageErr("could not find any WAL file")
+		return usageErr("could not find any WAL file in %s", strings.Join(paths, " ")) // as ls says it
 	}
 	if _, ok := errors.AsType[*archive.Error](err); ok {
 		return usageErr("%v", err)
@@ -177,6 +203,9 @@ func (in *input) pgWaldump(dir string, args []string) (*input, error) {
 		src, err := openArchive(dir)
 		if err != nil {
 			return nil, openErr([]string{dir}, err)
+		}
+		if err := noSegment([]string{dir}, src); err != nil {
+			return nil, err
 		}
 		in.src = src
 		if in.opts.Timeline == 0 {

@@ -19,7 +19,7 @@ func lsCommand() *cli.Command {
 		Usage: "list the WAL files of an archive: layout, compression, sizes, timelines, gaps, duplicates and other problems",
 		Description: "PATH is a directory (pg_wal, a data directory, pg_receivewal's, a wal-g, pgBackRest or Barman repository),\n" +
 			"a tar file or segment files; the default is the current directory. Every file is read whole (decompressed)\n" +
-			"unless --quick. Exits 1 if a file has a problem, 2 if the input cannot be read.",
+			"unless --quick. Exits 1 if a file has a problem, 2 if the input cannot be read or holds no segment file.",
 		ArgsUsage: "[PATH...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
@@ -78,6 +78,11 @@ func lsAction(c *cli.Context) error {
 		writeLsText(out, &rep)
 	}
 	if err := out.Flush(); err != nil {
+		return err
+	}
+	// Timeline history files alone: listed, then the error every command
+	// gives an input with nothing to read (exit 2).
+	if err := noSegment(paths, src); err != nil {
 		return err
 	}
 	for _, n := range rep.Summary.Problems {

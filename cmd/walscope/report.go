@@ -60,6 +60,9 @@ func reportAction(c *cli.Context) error {
 			if err != nil {
 				return openErr([]string{path}, err)
 			}
+			if err := noSegment([]string{path}, src); err != nil {
+				return err
+			}
 			side, err := collectReport(path, &input{src: src, opts: xlog.Options{FollowHistory: true}}, blcksz, workers, cat)
 			if err != nil {
 				return err
@@ -204,7 +207,7 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 		end = max(end, p.end)
 	}
 	if start == 0 {
-		return nil, &exitError{code: exitProblem, msg: fmt.Sprintf("%s: no valid WAL record found", name)}
+		return nil, noRecordError(name, in)
 	}
 	wi.Start = start
 	wi.WalLevel = level.Level()
@@ -277,6 +280,24 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	}
 	side.Verify = vr
 	return side, nil
+}
+
+// noRecordError is the error for a first pass that found no record: what the
+// reader says where reading starts, with the class and exit code every other
+// command gives it (issue 17: a segment under another name or a cut gzip
+// file was "no valid WAL record found" with no class). The pass drops the
+// reader's error, so the start is read again, once, on this error path.
+func noRecordError(name string, in *input) error {
+	none := &exitError{code: exitProblem, msg: fmt.Sprintf("%s: no valid WAL record found", name)}
+	r, err := xlog.NewReader(in.src, in.opts)
+	if err != nil {
+		return readerSetupError(err)
+	}
+	defer r.Close()
+	if _, err = r.Next(); err == nil || err == io.EOF || xlog.IsEndOfWAL(err) {
+		return none
+	}
+	return endOfRun(io.Discard, 0, err, in.pgMode, true)
 }
 
 // bucketFor picks a round time bucket giving about 60 buckets over span.

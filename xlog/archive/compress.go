@@ -461,6 +461,40 @@ func segmentLimit(head []byte) int {
 	return xlog.MinSegmentSize
 }
 
+// zeroHead reports whether a segment's first bytes are a whole long page
+// header's worth of zeros: a zero-filled segment, as pg_wal holds the next
+// ones ready (XLogFileInit with wal_init_zero), where no header gives a size.
+func zeroHead(head []byte) bool {
+	return len(head) == xlog.LongPageHeaderSize && allZero(head)
+}
+
+// listLimit is the largest content a segment file may have where it is read
+// to its end without being kept (ls, SHA-1 checks): segmentLimit, except that
+// a zero-filled segment may be of any segment size, up to the largest (issue
+// 17: a 16 MB zero-filled segment, pg_wal's next one at the default size,
+// was "too-large" for ls).
+func listLimit(head []byte) int {
+	if zeroHead(head) {
+		return xlog.MaxSegmentSize
+	}
+	return segmentLimit(head)
+}
+
+// limitReason says where a segment's bound comes from, for the too-large
+// message: only a valid long page header gives a segment size.
+func limitReason(head []byte, limit int) string {
+	if h, ok := xlog.ParsePageHeader(head); ok && h.Long() && xlog.ValidSegmentSize(h.SegmentSize) {
+		return fmt.Sprintf("the segment size of %d bytes that its long page header gives", limit)
+	}
+	if zeroHead(head) && limit == xlog.MaxSegmentSize {
+		return fmt.Sprintf("%d bytes, the largest segment size (its first page is zeros: no header gives its own)", limit)
+	}
+	if zeroHead(head) {
+		return fmt.Sprintf("%d bytes, all a reader takes of a segment whose first page is zeros (no header gives its size)", limit)
+	}
+	return fmt.Sprintf("%d bytes, the smallest segment size (its first page has no long header giving a valid one)", limit)
+}
+
 // content is what a full read of a stream found.
 type content struct {
 	data []byte // the content, when materialised
@@ -486,6 +520,9 @@ func readAll(s *stream, path string, kind contentKind, keep, partial bool, sink 
 	limit := historyLimit
 	if kind == kindSegment {
 		limit = segmentLimit(head)
+		if !keep {
+			limit = listLimit(head)
+		}
 	}
 	c := &content{head: head, size: int64(n)}
 	if sink != nil {
@@ -535,7 +572,7 @@ func readAll(s *stream, path string, kind contentKind, keep, partial bool, sink 
 		}
 	}
 	if c.size > int64(limit) {
-		what := fmt.Sprintf("the segment size of %d bytes that its long page header gives", limit)
+		what := limitReason(head, limit)
 		if kind == kindHistory {
 			what = fmt.Sprintf("%d bytes, too large for a timeline history file", limit)
 		}

@@ -236,9 +236,9 @@ func (s *Source) quickFact(e *entry) FileFact {
 		}
 		f.headerFacts(head)
 		f.Size = s.declaredSize(e, st.comp)
-		if limit := int64(segmentLimit(head)); kind == kindSegment && f.Size > limit {
+		if limit := int64(listLimit(head)); kind == kindSegment && f.Size > limit {
 			return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
-				"refused: its %s header declares %d bytes, more than the segment size of %d bytes that its long page header gives", st.comp, f.Size, limit)}
+				"refused: %s %d bytes, more than %s", map[bool]string{true: "it holds", false: "its " + string(st.comp) + " stream declares"}[st.comp == None], f.Size, limitReason(head, int(limit)))}
 		}
 		return nil
 	})

@@ -80,7 +80,7 @@ func (s *Source) openZstdWhole(e *entry, br *bufio.Reader) (f *memFile, ok bool,
 	}
 	limit := segmentLimit(hb[:n])
 	tooLarge := &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
-		"refused: its content is larger than the segment size of %d bytes that its long page header gives (a decompression bomb or a damaged file)", limit)}
+		"refused: its content is larger than %s (a decompression bomb or a damaged file)", limitReason(hb[:n], limit))}
 	if h.FrameContentSize > uint64(limit) {
 		return nil, true, tooLarge
 	}
