@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 save=${2:-}
-targets="FuzzReader:./xlog FuzzParseSegmentName:./xlog FuzzParsePageHeader:./xlog FuzzDecode:./decode FuzzPGLZ:./decode FuzzPGLZCompress:./decode FuzzArchiveFile:./xlog/archive FuzzArchiveLayout:./xlog/archive FuzzDesc:./rmgr FuzzParseHistory:./xlog FuzzFlagsFirst:./internal/cliargs"
+targets="FuzzReader:./xlog FuzzParseSegmentName:./xlog FuzzParsePageHeader:./xlog FuzzDecode:./decode FuzzPGLZ:./decode FuzzPGLZCompress:./decode FuzzPGLZCompressLong:./decode FuzzArchiveFile:./xlog/archive FuzzArchiveLayout:./xlog/archive FuzzDesc:./rmgr FuzzParseHistory:./xlog FuzzFlagsFirst:./internal/cliargs"
 cache=$(go env GOCACHE)/fuzz/github.com/walscope/walscope
 status=0
 for t in $targets; do
