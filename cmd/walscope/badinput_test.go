@@ -236,7 +236,7 @@ func TestVerifyMisnamedInBackupArchive(t *testing.T) {
 // gave unknown-version, truncated-segment, encrypted-or-unrecognised and
 // corrupt-archive-file, exit 1. ls gives the file the same class where it
 // checks what it holds (not records; zero-filled segments are pg_wal's next
-// ones, a misnamed segment is the readers' finding).
+// ones; a segment under another name is found by its page address).
 func TestBadInputOneClassEveryForm(t *testing.T) {
 	seg, err := os.ReadFile(filepath.Join(sampleWAL(t), "000000010000000000000006"))
 	if err != nil {
@@ -284,7 +284,7 @@ func TestBadInputOneClassEveryForm(t *testing.T) {
 		{"unknown page magic", remagic, "unknown-version", "unknown-version"},
 		{"invalid segment size", patch(32, 3<<20, 4), "invalid-page-header", "invalid-page-header"},
 		{"invalid XLOG_BLCKSZ", patch(36, 1234, 4), "invalid-page-header", "invalid-page-header"},
-		{"the next segment under this name", seg7, "invalid-page-header", ""},
+		{"the next segment under this name", seg7, "invalid-page-header", "invalid-page-header"},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, name), tc.content, 0o644); err != nil {
@@ -325,6 +325,65 @@ func TestBadInputOneClassEveryForm(t *testing.T) {
 				}
 				if code != want || !strings.Contains(stdout, says) {
 					t.Errorf("%s: %v: exit %d, want %d with %q: %s%s", tc.name, args, code, want, says, stdout, stderr)
+				}
+			}
+		}
+	}
+}
+
+// TestLsMisnamedEveryLayout: ls and ls --quick check each segment's long
+// header page address against the start its name gives (pg_waldump's
+// "unexpected pageaddr"), in every layout and compression, and give the
+// readers' class: a newer segment's pages under an older name are
+// invalid-page-header everywhere; an older segment's (a recycled segment)
+// are stale-recycled-segment in a backup tool's archive and no problem
+// where the files may be a live pg_wal. ls said "no problems" for both.
+func TestLsMisnamedEveryLayout(t *testing.T) {
+	seg6, err := os.ReadFile(filepath.Join(sampleWAL(t), "000000010000000000000006"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg7, err := os.ReadFile(filepath.Join(sampleWAL(t), "000000010000000000000007"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := t.TempDir() // 07's pages under 06's name
+	os.WriteFile(filepath.Join(newer, "000000010000000000000006"), seg7, 0o644)
+	older := t.TempDir() // 06's pages under 08's name, after 06 and 07
+	os.WriteFile(filepath.Join(older, "000000010000000000000006"), seg6, 0o644)
+	os.WriteFile(filepath.Join(older, "000000010000000000000007"), seg7, 0o644)
+	os.WriteFile(filepath.Join(older, "000000010000000000000008"), seg6, 0o644)
+	backupTool := func(layout string) bool {
+		return strings.HasPrefix(layout, "wal-g") || strings.HasPrefix(layout, "pgbackrest") || strings.HasPrefix(layout, "barman")
+	}
+	for _, tc := range []struct {
+		name, src, says string
+		kind            func(layout string) string // "" for no problem
+	}{
+		{"newer pages", newer, "file 000000010000000000000006: unexpected pageaddr 0/700000 in the long header, where the name says the segment starts at 0/600000 (1048576-byte segments)",
+			func(string) string { return "invalid-page-header" }},
+		{"older pages", older, "file 000000010000000000000008: unexpected pageaddr 0/600000 in the long header, where the name says the segment starts at 0/800000 (1048576-byte segments)",
+			func(l string) string {
+				if backupTool(l) {
+					return "stale-recycled-segment"
+				}
+				return ""
+			}},
+	} {
+		builds := append([]struct {
+			name  string
+			build func(t *testing.T, src, root string) string
+		}{{"directory", func(t *testing.T, src, root string) string { return src }}}, layouts...)
+		for _, l := range builds {
+			p := l.build(t, tc.src, t.TempDir())
+			for _, args := range [][]string{{"ls", p}, {"ls", "--quick", p}} {
+				stdout, stderr, code := walscope(t, "", args...)
+				kind := tc.kind(l.name)
+				switch {
+				case kind == "" && (code != 0 || !strings.Contains(stdout, "\nno problems\n")):
+					t.Errorf("%s, %s: %v: exit %d, want 0 with no problems: %s%s", tc.name, l.name, args[:len(args)-1], code, stdout, stderr)
+				case kind != "" && (code != exitProblem || !strings.Contains(stdout, "    "+kind+": "+tc.says)):
+					t.Errorf("%s, %s: %v: exit %d, want %d with %s: %s%s", tc.name, l.name, args[:len(args)-1], code, exitProblem, kind, stdout, stderr)
 				}
 			}
 		}

@@ -38,7 +38,12 @@ const (
 	// named as the readers' classes (analyze.ClassUnknownVersion,
 	// ClassPageHeader): ls gives the file the class every command gives it.
 	ProblemUnknownVersion ProblemKind = "unknown-version"     // a page magic no release 10 to 18 wrote (not zero: a zero-filled segment may be pg_wal's next one)
-	ProblemPageHeader     ProblemKind = "invalid-page-header" // no long header, or an invalid segment size or XLOG_BLCKSZ in it
+	ProblemPageHeader     ProblemKind = "invalid-page-header" // no long header, an invalid segment size or XLOG_BLCKSZ in it, or a page address the name does not give
+	// A backup tool's archive (wal-g, pgBackRest, Barman) holding a segment
+	// whose page address is an older segment's: such archives hold no
+	// recycled segments (analyze.ClassRecycled; in a plain directory, maybe
+	// a live pg_wal, it is a recycled segment, no problem).
+	ProblemRecycled ProblemKind = "stale-recycled-segment"
 )
 
 // Problem is one problem with a file.
@@ -182,8 +187,11 @@ func baseFact(e *entry) FileFact {
 	return f
 }
 
-// headerFacts records what a segment's long page header says.
-func (f *FileFact) headerFacts(head []byte) {
+// headerFacts records what a segment's long page header says, and checks
+// its page address (xlp_pageaddr) against the start the file name gives
+// (XLogSegNoOffsetToRecPtr with the header's segment size), as
+// XLogReaderValidatePageHeader does ("unexpected pageaddr").
+func (f *FileFact) headerFacts(head []byte, name xlog.SegmentName) {
 	if f.Kind == "history" {
 		return
 	}
@@ -210,6 +218,29 @@ func (f *FileFact) headerFacts(head []byte) {
 	case !xlog.ValidPageSize(ph.PageSize) || ph.SegmentSize%ph.PageSize != 0:
 		f.Problems = append(f.Problems, Problem{Kind: ProblemPageHeader, Message: fmt.Sprintf(
 			"invalid XLOG_BLCKSZ in the long header: %d bytes", ph.PageSize)})
+	default:
+		f.checkPageAddr(ph.PageAddr, name)
+	}
+}
+
+// checkPageAddr reports a segment stored under another segment's name. One
+// whose pages are an older segment's is a recycled segment (PostgreSQL
+// renames old segments to future names in pg_wal: RemoveXlogFile), a problem
+// only in a backup tool's archive; newer pages under an older name are never
+// PostgreSQL's doing.
+func (f *FileFact) checkPageAddr(found xlog.LSN, name xlog.SegmentName) {
+	want := xlog.LSN(name.SegNo(f.SegmentSize) * uint64(f.SegmentSize))
+	if found == want {
+		return
+	}
+	msg := fmt.Sprintf("file %s: unexpected pageaddr %s in the long header, where the name says the segment starts at %s (%d-byte segments): another segment's pages",
+		f.Name, found, want, f.SegmentSize)
+	switch {
+	case found > want:
+		f.Problems = append(f.Problems, Problem{Kind: ProblemPageHeader, Message: msg})
+	case f.Layout == LayoutWALG || f.Layout == LayoutPgBackRest || f.Layout == LayoutBarman:
+		f.Problems = append(f.Problems, Problem{Kind: ProblemRecycled, Message: msg +
+			fmt.Sprintf(" (a %s archive holds no recycled segments)", f.Layout)})
 	}
 }
 
@@ -234,7 +265,7 @@ func (s *Source) quickFact(e *entry) FileFact {
 		if err := checkHead(st, e.key, kind, head); err != nil {
 			return err
 		}
-		f.headerFacts(head)
+		f.headerFacts(head, e.name.Segment)
 		f.Size = s.declaredSize(e, st.comp)
 		if limit := int64(listLimit(head)); kind == kindSegment && f.Size > limit {
 			return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
@@ -338,7 +369,7 @@ func (s *Source) fact(e *entry) FileFact {
 			return err
 		}
 		f.Size = c.size
-		f.headerFacts(c.head)
+		f.headerFacts(c.head, e.name.Segment)
 		return nil
 	})
 	if err != nil {
