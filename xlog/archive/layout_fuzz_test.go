@@ -261,6 +261,7 @@ func buildFuzzTree(in *fuzzInput) *fuzzTree {
 		dir := fuzzDirs[in.pick(len(fuzzDirs))]
 		name := ft.name(in)
 		p := "/w/" + dir + name
+		tars := len(ft.tars)
 		data, plain := ft.content(in, p, 0)
 		if strings.Contains(name, "-SHA1") {
 			sum := sha1.Sum(plain)
@@ -272,9 +273,20 @@ func buildFuzzTree(in *fuzzInput) *fuzzTree {
 		if in.pick(16) == 15 {
 			// Not a regular file: a named pipe, as mkfifo leaves in pg_wal.
 			ft.tree[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Mode: fs.ModeNamedPipe | 0o644}
-			continue
+		} else {
+			ft.tree.add(p, data)
 		}
-		ft.tree.add(p, data)
+		// A path chosen again replaces its file: the tars built for it
+		// before are gone, and the one just built (if any, and if no pipe
+		// took its place) is under p's final name.
+		var built []builtTar
+		if ft.tree[strings.TrimPrefix(p, "/")].Mode.IsRegular() {
+			built = slices.Clone(ft.tars[tars:])
+		}
+		for i := range built {
+			built[i].path = p
+		}
+		ft.tars = append(slices.DeleteFunc(ft.tars[:tars], func(bt builtTar) bool { return bt.path == p }), built...)
 	}
 	return ft
 }
