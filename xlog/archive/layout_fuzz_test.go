@@ -369,7 +369,7 @@ var knownProblems = map[archive.ProblemKind]bool{
 	archive.ProblemEncrypted: true, archive.ProblemUnrecognized: true, archive.ProblemChecksum: true,
 	archive.ProblemTooLarge: true, archive.ProblemCorrupt: true, archive.ProblemUnreadable: true,
 	archive.ProblemMissing: true, archive.ProblemIndex: true, archive.ProblemTruncated: true,
-	archive.ProblemUnknownVersion: true, archive.ProblemPageHeader: true,
+	archive.ProblemUnknownVersion: true, archive.ProblemPageHeader: true, archive.ProblemRecycled: true,
 }
 
 // checkOpenErr: Open fails only with the errors it documents.
