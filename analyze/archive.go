@@ -13,12 +13,12 @@ import (
 // (a segment stored twice with different content, files an index does not
 // match), from archive.Source.Facts.
 type ArchiveSummary struct {
-	Layouts     []string                    `json:"layouts"`
-	Files       int                         `json:"files"`
-	StoredBytes int64                       `json:"stored_bytes"`
-	Bytes       int64                       `json:"bytes"` // decompressed, where known
-	Timelines   []ArchiveTimeline           `json:"timelines"`
-	Problems    map[archive.ProblemKind]int `json:"problems"`
+	Layouts     []string          `json:"layouts"`
+	Files       int               `json:"files"`
+	StoredBytes int64             `json:"stored_bytes"`
+	Bytes       int64             `json:"bytes"` // decompressed, where known
+	Timelines   []ArchiveTimeline `json:"timelines"`
+	Problems    map[Class]int     `json:"problems"` // files per class (archive.ProblemKind.Class)
 }
 
 // ArchiveTimeline counts one timeline's files.
@@ -39,7 +39,7 @@ func SummarizeArchive(src *archive.Source) (*ArchiveSummary, []Problem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sum := &ArchiveSummary{Files: len(facts), Problems: map[archive.ProblemKind]int{}}
+	sum := &ArchiveSummary{Files: len(facts), Problems: map[Class]int{}}
 	layouts := map[string]bool{}
 	tls := map[xlog.TimeLineID]*ArchiveTimeline{}
 	var problems []Problem
@@ -74,13 +74,10 @@ func SummarizeArchive(src *archive.Source) (*ArchiveSummary, []Problem, error) {
 			}
 		}
 		for _, p := range f.Problems {
-			sum.Problems[p.Kind]++
+			c := Class(p.Kind.Class())
+			sum.Problems[c]++
 			switch p.Kind {
 			case archive.ProblemDuplicate, archive.ProblemMissing, archive.ProblemIndex:
-				c := ClassDuplicate
-				if p.Kind != archive.ProblemDuplicate {
-					c = ClassArchiveCorrupt
-				}
 				path := f.Path
 				if f.Member != "" {
 					path += ":" + f.Member

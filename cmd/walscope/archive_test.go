@@ -184,7 +184,7 @@ func TestArchivePgBackRestChecksum(t *testing.T) {
 		t.Fatalf("dump: exit %d, stderr %q: want an error naming %s and its SHA-1", code, stderr, p)
 	}
 	out, _, code := walscope(t, "", "ls", root)
-	if code != 1 || !strings.Contains(out, "checksum: SHA-1") {
+	if code != 1 || !strings.Contains(out, "archive-checksum-mismatch: SHA-1") {
 		t.Fatalf("ls: exit %d:\n%s", code, out)
 	}
 }
@@ -225,7 +225,7 @@ func TestArchiveEncrypted(t *testing.T) {
 		t.Fatalf("dump: exit %d, stderr %q", code, stderr)
 	}
 	out, _, code := walscope(t, "", "ls", root)
-	if code != 1 || !strings.Contains(out, "encrypted: encrypted file") {
+	if code != 1 || !strings.Contains(out, "encrypted-or-unrecognised: encrypted file") {
 		t.Fatalf("ls: exit %d:\n%s", code, out)
 	}
 	// Encrypted first: no reading can start; still bad WAL input with its
@@ -294,7 +294,7 @@ func TestArchiveLsProblems(t *testing.T) {
 		t.Errorf("problems %v, want only %v", got, want)
 	}
 	text, _, _ := walscope(t, "", "ls", root, sub)
-	for _, s := range []string{"duplicate: duplicate with different content", "other-system: from another system", "gap: segment 00000001000000000000000E is missing"} {
+	for _, s := range []string{"duplicate-segment: duplicate with different content", "other-system: from another system", "missing-segment: gap: segment 00000001000000000000000E is missing"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("ls text lacks %q:\n%s", s, text)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -34,6 +35,16 @@ func compareAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return usageErr("compare needs two inputs, A and B")
 	}
+	switch c.String("by") {
+	case "record", "rmgr":
+	default:
+		return usageErr("unrecognized value for option --by: %s", c.String("by"))
+	}
+	switch c.String("format") {
+	case "text", "json", "csv":
+	default:
+		return usageErr("unrecognized value for option --format: %s", c.String("format"))
+	}
 	perRecord := c.String("by") == "record"
 	var prof [2]*analyze.Profile
 	for i, path := range c.Args().Slice() {
@@ -44,9 +55,6 @@ func compareAction(c *cli.Context) error {
 		p, err := analyze.ProfileStream(src, xlog.Options{FollowHistory: true}, c.Int("blcksz"), jobs(c))
 		if err != nil {
 			return readerSetupError(err)
-		}
-		if p.Err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "walscope: warning: %s: WAL ends with an error: %v\n", path, p.Err)
 		}
 		prof[i] = p
 	}
@@ -91,7 +99,40 @@ func compareAction(c *cli.Context) error {
 			c.Args().Get(0), a.PageSize, a.WalLevel, a.Start, a.End,
 			c.Args().Get(1), b.PageSize, b.WalLevel, b.Start, b.End)
 	}
-	return t.Write(out, c.String("format"))
+	if err := t.Write(out, c.String("format")); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	return compareEnd(c, prof)
+}
+
+// compareEnd: the comparison covers each stream up to where it ends; a
+// stream that ends in an error (damage, a file walscope may not read) is then
+// reported as every command reports it, with its class and exit code,
+// naming the input (the first of two such errors on its own line).
+func compareEnd(c *cli.Context, prof [2]*analyze.Profile) error {
+	var last *exitError
+	for i, p := range prof {
+		if p.Err == nil {
+			continue
+		}
+		e, ok := endOfRun(io.Discard, p.End, p.Err, true, true).(*exitError)
+		if !ok || e == nil {
+			continue
+		}
+		e.msg = fmt.Sprintf("%s (%s): %s", "AB"[i:i+1], c.Args().Get(i), e.msg)
+		if last != nil {
+			fmt.Fprintf(c.App.ErrWriter, "walscope: error: %s\n", last.msg)
+			e.code = max(e.code, last.code)
+		}
+		last = e
+	}
+	if last == nil {
+		return nil
+	}
+	return last
 }
 
 func rowMap(s *analyze.Stats, perRecord bool) map[string]analyze.Counter {

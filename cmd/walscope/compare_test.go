@@ -1,10 +1,12 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/walscope/walscope/internal/archivetest"
 	"github.com/walscope/walscope/internal/testwal"
 )
 
@@ -35,5 +37,39 @@ func TestCompare(t *testing.T) {
 	_, stderr, code = walscope(t, "", "compare", a, dirs["corpora/pg18-8k-mixed"])
 	if code != 0 || !strings.Contains(stderr, "start differently") {
 		t.Errorf("no warning about different starts: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestCompareDamagedStream: a stream that ends in damage is compared up to
+// there, then reported as every command reports it (class, file, offset,
+// LSN) with exit 1, naming which input; --by and --format are refused
+// before anything is read (issue 17: compare warned and exited 0, and took
+// any --by or --format).
+func TestCompareDamagedStream(t *testing.T) {
+	sample := sampleWAL(t)
+	dir := t.TempDir()
+	archivetest.Plain(t, sample, dir)
+	seg := filepath.Join(dir, "000000010000000000000007")
+	if err := os.Truncate(seg, 100000); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{sample, dir}, "walscope: error: B (" + dir + "): "},
+		{[]string{dir, sample}, "walscope: error: A (" + dir + "): "},
+	} {
+		stdout, stderr, code := walscope(t, "", append([]string{"compare"}, tc.args...)...)
+		if code != exitProblem || !strings.Contains(stderr, tc.says) || !strings.Contains(stderr, "[truncated-segment: file "+seg+", offset 100000") ||
+			!strings.Contains(stdout, "\nTotal ") {
+			t.Errorf("compare %v: exit %d, want %d with %q: %s%s", tc.args, code, exitProblem, tc.says, stdout, stderr)
+		}
+	}
+	for _, flag := range [][]string{{"--by", "relation"}, {"--format", "xml"}} {
+		stdout, stderr, code := walscope(t, "", append(append([]string{"compare"}, flag...), sample, sample)...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "unrecognized value for option "+flag[0]) {
+			t.Errorf("compare %v: exit %d, want %d: %s%s", flag, code, exitUsage, stdout, stderr)
+		}
 	}
 }

@@ -85,6 +85,11 @@ func lsAction(c *cli.Context) error {
 	if err := noSegment(paths, src); err != nil {
 		return err
 	}
+	// The exit code of the classes found, as every command gives it: a file
+	// walscope may not read is an input problem (2), the others bad WAL (1).
+	if rep.Summary.Problems[archive.ProblemUnreadable.Class()] > 0 {
+		return &exitError{code: exitUsage, noHint: true}
+	}
 	for _, n := range rep.Summary.Problems {
 		if n > 0 {
 			return &exitError{code: exitProblem}
@@ -148,7 +153,7 @@ func writeLsText(out *bufio.Writer, rep *lsReport) {
 		fmt.Fprintln(out)
 		if k > 0 {
 			for _, p := range rep.Files[k-1].Problems {
-				fmt.Fprintf(out, "    %s: %s\n", p.Kind, p.Message)
+				fmt.Fprintf(out, "    %s: %s\n", p.Kind.Class(), p.Message)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,14 +97,32 @@ func reportAction(c *cli.Context) error {
 	}
 	// As verify: a nightly job learns from the exit code that the WAL read
 	// has problems (the report's verification section lists them).
-	problems := 0
+	// It names the classes, and a file walscope may not read is exit 2 here
+	// too, as in every command.
+	problems, byClass := 0, map[analyze.Class]int{}
+	var first *analyze.Problem
 	for _, side := range rep.Sides {
 		if side.Verify != nil && !side.Verify.OK() {
 			problems += len(side.Verify.Problems)
+			for i, p := range side.Verify.Problems {
+				byClass[p.Class]++
+				if first == nil {
+					first = &side.Verify.Problems[i]
+				}
+			}
 		}
 	}
 	if problems > 0 {
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("the WAL read has problems (%d): see the report's verification section, or walscope verify", problems)}
+		var classes []string
+		for _, k := range slices.Sorted(maps.Keys(byClass)) {
+			classes = append(classes, fmt.Sprintf("%s %d", k, byClass[k]))
+		}
+		code := exitProblem
+		if byClass[analyze.ClassUnreadable] > 0 {
+			code = exitUsage
+		}
+		return &exitError{code: code, noHint: true, msg: fmt.Sprintf("the WAL read has problems (%d: %s; the first: %s in file %s, LSN %s): see the report's verification section, or walscope verify",
+			problems, strings.Join(classes, ", "), first.Class, first.File, first.LSNStr)}
 	}
 	return nil
 }

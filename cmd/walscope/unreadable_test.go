@@ -13,8 +13,9 @@ import (
 
 // TestUnreadableFile: a segment file the user may not read is the same
 // input problem, class unreadable-file and exit 2, for every command (it was
-// corrupt-archive-file, exit 1, or a bare usage error). Run as nobody: root
-// reads every file.
+// corrupt-archive-file, exit 1, or a bare usage error; ls called it
+// "unreadable", exit 1, compare warned and exited 0, report exited 1 naming
+// no class). Run as nobody: root reads every file.
 func TestUnreadableFile(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("WALSCOPE_REQUIRE_ROOT") == "1" {
@@ -25,6 +26,9 @@ func TestUnreadableFile(t *testing.T) {
 	bin := buildWalscope(t)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755) // the test's own temporary directory
+	out := t.TempDir()
+	os.Chmod(out, 0o777) // nobody writes the report there
 	for _, n := range []string{"000000010000000000000006", "000000010000000000000007"} {
 		b, err := os.ReadFile(filepath.Join(sampleWAL(t), n))
 		if err != nil {
@@ -34,8 +38,10 @@ func TestUnreadableFile(t *testing.T) {
 	}
 	for _, locked := range []string{"000000010000000000000007", "000000010000000000000006"} {
 		os.Chmod(filepath.Join(dir, locked), 0)
-		for _, c := range []string{"stats", "dump", "verify", "whatif", "events"} {
-			cmd := exec.Command(bin, c, dir)
+		for _, args := range [][]string{{"stats"}, {"dump"}, {"verify"}, {"whatif"}, {"events"}, {"advise"},
+			{"ls"}, {"ls", "--quick"}, {"compare", dir}, {"report", "--out", filepath.Join(out, "r.html")}} {
+			c := strings.Join(args, " ")
+			cmd := exec.Command(bin, append(args, dir)...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 			out, err := cmd.CombinedOutput()
 			ee, ok := err.(*exec.ExitError)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,8 +101,9 @@ func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
 		for _, t := range a.Timelines {
 			fmt.Fprintf(out, "  timeline %d: %d segments (%s to %s), %d partial\n", t.TLI, t.Segments, t.First, t.Last, t.Partial)
 		}
-		for k, n := range a.Problems {
-			fmt.Fprintf(out, "  %s: %d files\n", k, n)
+		classes := slices.Sorted(maps.Keys(a.Problems))
+		for _, k := range classes {
+			fmt.Fprintf(out, "  %s: %d files\n", k, a.Problems[k])
 		}
 	}
 	// Files not read, by reason (in order: one line per run of files

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,12 +45,48 @@ const (
 	// recycled segments (analyze.ClassRecycled; in a plain directory, maybe
 	// a live pg_wal, it is a recycled segment, no problem).
 	ProblemRecycled ProblemKind = "stale-recycled-segment"
+	// A timeline history file that is no valid history (analyze.ClassHistory).
+	ProblemHistory ProblemKind = "invalid-history"
 )
+
+// Class is the name every command gives the kind of bad input (the
+// readers' classes, analyze.Class): ls and verify's archive summary print
+// it, so that one file gets one name whichever command meets it. Kinds are
+// finer (a gap and a file Barman's index lists but that is absent are both
+// missing-segment).
+func (k ProblemKind) Class() string {
+	switch k {
+	case ProblemDuplicate:
+		return "duplicate-segment"
+	case ProblemGap, ProblemMissing:
+		return "missing-segment"
+	case ProblemEncrypted, ProblemUnrecognized:
+		return "encrypted-or-unrecognised"
+	case ProblemChecksum:
+		return "archive-checksum-mismatch"
+	case ProblemTooLarge, ProblemCorrupt, ProblemIndex:
+		return "corrupt-archive-file"
+	case ProblemUnreadable:
+		return "unreadable-file"
+	}
+	// other-system, truncated-segment, unknown-version,
+	// invalid-page-header, stale-recycled-segment: named as the class.
+	return string(k)
+}
 
 // Problem is one problem with a file.
 type Problem struct {
 	Kind    ProblemKind `json:"kind"`
 	Message string      `json:"message"`
+}
+
+// MarshalJSON gives the problem's class beside its kind.
+func (p Problem) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Class   string      `json:"class"`
+		Kind    ProblemKind `json:"kind"`
+		Message string      `json:"message"`
+	}{p.Kind.Class(), p.Kind, p.Message})
 }
 
 // FileFact is what an archive holds in one file.
@@ -126,7 +163,23 @@ func (s *Source) FactsWith(o FactsOptions) ([]FileFact, error) {
 		ref = s.repo.SystemID
 	}
 	crossCheck(facts, ref)
+	s.checkHistories(facts)
 	return facts, nil
+}
+
+// checkHistories gives each timeline history file that is no valid history
+// (xlog.CheckHistories: syntax, timelines, switch points out of order, a
+// parent's file contradicted) the problem every reading command stops at
+// (analyze.ClassHistory): ls called such a file fine. A file that could not
+// be read already has its problem.
+func (s *Source) checkHistories(facts []FileFact) {
+	for _, hp := range xlog.CheckHistories(s) {
+		for i, e := range s.entries {
+			if e.key == hp.File && len(facts[i].Problems) == 0 {
+				facts[i].Problems = append(facts[i].Problems, Problem{Kind: ProblemHistory, Message: hp.Err.Error()})
+			}
+		}
+	}
 }
 
 // each calls fn for the entries idx in parallel, the members of one
@@ -268,8 +321,22 @@ func (s *Source) quickFact(e *entry) FileFact {
 		f.headerFacts(head, e.name.Segment)
 		f.Size = s.declaredSize(e, st.comp)
 		if limit := int64(listLimit(head)); kind == kindSegment && f.Size > limit {
+			if st.comp == None {
+				return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
+					"refused: it holds %d bytes, more than %s", f.Size, limitReason(head, int(limit)))}
+			}
+			// What the format declares is no size: a gzip file cut short
+			// ends in compressed bytes where ISIZE should be, so the
+			// number is noise, not a size to list or add up (a full
+			// reading finds the stream cut: corrupt-archive-file too).
+			declared := f.Size
+			f.Size = -1
+			what := "its " + string(st.comp) + " frame header declares"
+			if st.comp == Gzip {
+				what = "the last 4 bytes of its gzip stream (ISIZE) give"
+			}
 			return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
-				"refused: %s %d bytes, more than %s", map[bool]string{true: "it holds", false: "its " + string(st.comp) + " stream declares"}[st.comp == None], f.Size, limitReason(head, int(limit)))}
+				"refused: %s %d bytes, more than %s: cut short or damaged, or not one segment", what, declared, limitReason(head, int(limit)))}
 		}
 		return nil
 	})
@@ -551,19 +618,19 @@ type TimelineSummary struct {
 
 // Summary totals a list of facts.
 type Summary struct {
-	Files       int                 `json:"files"`
-	Segments    int                 `json:"segments"`
-	Histories   int                 `json:"histories"`
-	StoredBytes int64               `json:"stored_bytes"`
-	Bytes       int64               `json:"bytes"`
-	SystemID    uint64              `json:"system_id,omitempty"`
-	Timelines   []TimelineSummary   `json:"timelines"`
-	Problems    map[ProblemKind]int `json:"problems"`
+	Files       int               `json:"files"`
+	Segments    int               `json:"segments"`
+	Histories   int               `json:"histories"`
+	StoredBytes int64             `json:"stored_bytes"`
+	Bytes       int64             `json:"bytes"`
+	SystemID    uint64            `json:"system_id,omitempty"`
+	Timelines   []TimelineSummary `json:"timelines"`
+	Problems    map[string]int    `json:"problems"` // files per problem class (ProblemKind.Class)
 }
 
-// Summarize totals facts: per timeline, per problem kind.
+// Summarize totals facts: per timeline, per problem class.
 func Summarize(facts []FileFact) Summary {
-	s := Summary{Problems: map[ProblemKind]int{}}
+	s := Summary{Problems: map[string]int{}}
 	tl := map[xlog.TimeLineID]*TimelineSummary{}
 	sys := map[uint64]int{}
 	get := func(t xlog.TimeLineID) *TimelineSummary {
@@ -582,7 +649,7 @@ func Summarize(facts []FileFact) Summary {
 			sys[f.SystemID]++
 		}
 		for _, p := range f.Problems {
-			s.Problems[p.Kind]++
+			s.Problems[p.Kind.Class()]++
 		}
 		t := get(f.Timeline)
 		if f.Kind == "history" {

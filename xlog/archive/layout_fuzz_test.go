@@ -370,6 +370,7 @@ var knownProblems = map[archive.ProblemKind]bool{
 	archive.ProblemTooLarge: true, archive.ProblemCorrupt: true, archive.ProblemUnreadable: true,
 	archive.ProblemMissing: true, archive.ProblemIndex: true, archive.ProblemTruncated: true,
 	archive.ProblemUnknownVersion: true, archive.ProblemPageHeader: true, archive.ProblemRecycled: true,
+	archive.ProblemHistory: true,
 }
 
 // checkOpenErr: Open fails only with the errors it documents.
