@@ -164,7 +164,11 @@ func openErr(paths []string, err error) error {
 		return e
 	}
 	if errors.Is(err, xlog.ErrNoSegments) {
-		return usageErr("could not find any WAL file in %s", strings.Join(paths, " ")) // as ls says it
+		var notRead []archive.NotRead
+		if ae, ok := errors.AsType[*archive.Error](err); ok {
+			notRead = ae.NotRead
+		}
+		return usageErr("could not find any WAL file in %s%s", strings.Join(paths, " "), archive.NotReadSummary(notRead)) // as ls says it
 	}
 	if _, ok := errors.AsType[*archive.Error](err); ok {
 		return usageErr("%v", err)

@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
 
@@ -52,9 +50,6 @@ func lsAction(c *cli.Context) error {
 		paths = []string{"."}
 	}
 	src, err := openArchive(paths...)
-	if errors.Is(err, xlog.ErrNoSegments) {
-		return usageErr("could not find any WAL file in %s", strings.Join(paths, " "))
-	}
 	if err != nil {
 		return openErr(paths, err)
 	}

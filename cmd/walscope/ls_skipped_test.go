@@ -172,3 +172,25 @@ func TestLsListsSkippedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingFoundSaysWhy: where nothing at the path is WAL, the error every
+// command gives names the files found there that were not read, with the
+// reason (issue 17: a segment name that is a symbolic link to /dev/zero, or
+// WAL one folder down, gave only "could not find any WAL file").
+func TestNothingFoundSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "000000010000000000000006")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "wal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"ls", "stats", "verify", "dump", "whatif"} {
+		stdout, stderr, code := walscope(t, "", c, dir)
+		want := "walscope: error: could not find any WAL file in " + dir + "; not read: " +
+			filepath.Join(dir, "000000010000000000000006") + " (not a regular file), " + filepath.Join(dir, "wal") + " (a folder: "
+		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, want) {
+			t.Errorf("%s: exit %d, want %d with %q: %s%s", c, code, exitUsage, want, stdout, stderr)
+		}
+	}
+}

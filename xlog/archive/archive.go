@@ -458,7 +458,7 @@ func OpenTree(t Tree, paths ...string) (*Source, error) {
 	}
 	if len(s.entries) == 0 {
 		s.Close()
-		return nil, &Error{Path: s.root, Err: xlog.ErrNoSegments, Msg: "no WAL segment or history file found"}
+		return nil, &Error{Path: s.root, Err: xlog.ErrNoSegments, Msg: "no WAL segment or history file found", NotRead: s.NotRead()}
 	}
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -64,13 +65,40 @@ type Error struct {
 	Path string
 	Err  error  // one of the sentinels above, or an I/O error
 	Msg  string // the detail, in words
+	// NotRead, where nothing at Path is WAL (xlog.ErrNoSegments), are the
+	// files found there that were not taken, with the reason (a segment
+	// name on a device or a symbolic link to one, a folder, ...): the
+	// error says why nothing was found, not only that.
+	NotRead []NotRead
 }
 
 func (e *Error) Error() string {
-	if e.Msg == "" {
-		return fmt.Sprintf("%s: %v", e.Path, e.Err)
+	msg := e.Msg
+	if msg == "" {
+		msg = fmt.Sprint(e.Err)
 	}
-	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+	return fmt.Sprintf("%s: %s%s", e.Path, msg, NotReadSummary(e.NotRead))
+}
+
+// NotReadSummary is "" or, for the error naming files not read, "; not
+// read: " and the first few with their reasons.
+func NotReadSummary(nr []NotRead) string {
+	if len(nr) == 0 {
+		return ""
+	}
+	const shown = 4
+	var b strings.Builder
+	b.WriteString("; not read: ")
+	for i, n := range nr[:min(len(nr), shown)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%s)", n.Path, n.Reason)
+	}
+	if len(nr) > shown {
+		fmt.Fprintf(&b, " and %d more", len(nr)-shown)
+	}
+	return b.String()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
