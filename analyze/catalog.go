@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -28,29 +29,45 @@ type catalogKey struct{ db, rel uint32 }
 // databaseKey is where a Catalog keeps database db's name.
 func databaseKey(db uint32) catalogKey { return catalogKey{db, 0} }
 
-// ReadCatalog reads a catalog CSV.
+// maxCatalogLine bounds one line of a catalog: a row is a few numbers and
+// names of at most NAMEDATALEN-1 bytes, so a longer line means the file is
+// not a catalog export (a device such as /dev/zero has no line end at all,
+// and reading it whole never ended).
+const maxCatalogLine = 64 << 10
+
+// ReadCatalog reads a catalog CSV, a row at a time (memory grows with the
+// relations named, not the file).
 func ReadCatalog(r io.Reader) (Catalog, error) {
-	rows, err := csv.NewReader(r).ReadAll()
+	cr := csv.NewReader(&lineBound{r: r, max: maxCatalogLine})
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("empty catalog")
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("empty catalog")
-	}
 	col := map[string]int{}
-	for i, c := range rows[0] {
+	for i, c := range header {
 		col[strings.ToLower(strings.TrimSpace(c))] = i
 	}
 	fn, ok1 := col["relfilenode"]
 	name, ok2 := col["relname"]
 	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("catalog needs relfilenode and relname columns, has %v", rows[0])
+		return nil, fmt.Errorf("catalog needs relfilenode and relname columns, has %v", header)
 	}
 	db, hasDB := col["database"]
 	ns, hasNS := col["nspname"]
 	dn, hasDatname := col["datname"]
 	cat := Catalog{}
-	for _, r := range rows[1:] {
+	for {
+		r, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 		if len(r) <= max(fn, name) {
 			continue
 		}
@@ -69,9 +86,9 @@ func ReadCatalog(r io.Reader) (Catalog, error) {
 		if rel == 0 {
 			continue // mapped: not named by relfilenode (and key 0 is a database's)
 		}
-		cat[catalogKey{uint32(d), uint32(rel)}] = n
+		cat[catalogKey{uint32(d), uint32(rel)}] = strings.Clone(n) // r is reused
 		if hasDB && hasDatname && dn < len(r) && d != 0 && r[dn] != "" {
-			cat[databaseKey(uint32(d))] = r[dn]
+			cat[databaseKey(uint32(d))] = strings.Clone(r[dn])
 		}
 	}
 	return cat, nil
@@ -95,4 +112,31 @@ func (c Catalog) DatabaseName(oid uint32) string {
 		return ""
 	}
 	return c[databaseKey(oid)]
+}
+
+// lineBound reads r, failing once a line runs longer than max bytes.
+type lineBound struct {
+	r    io.Reader
+	max  int
+	line int // bytes since the last line end
+}
+
+func (l *lineBound) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for chunk := p[:n]; len(chunk) > 0; {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			l.line += len(chunk)
+			break
+		}
+		if l.line+i > l.max {
+			l.line += i
+			break
+		}
+		l.line, chunk = 0, chunk[i+1:]
+	}
+	if l.line > l.max {
+		return 0, fmt.Errorf("a line longer than %d bytes: not a CSV export of pg_class", l.max)
+	}
+	return n, err
 }

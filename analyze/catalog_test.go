@@ -57,8 +57,11 @@ func TestReadCatalog(t *testing.T) {
 		t.Errorf("nil catalog: Name = %q", got)
 	}
 
-	// Empty, without a required column, not CSV, rows of different lengths.
-	for _, bad := range []string{"", "relname,database\nt,5\n", "relfilenode\n1\n", "a,\"b\n", "relfilenode,relname\n1,a\n2\n"} {
+	// Empty, without a required column, not CSV, rows of different lengths,
+	// a line longer than any row (a device like /dev/zero: no line end at
+	// all; reading it never ended).
+	for _, bad := range []string{"", "relname,database\nt,5\n", "relfilenode\n1\n", "a,\"b\n", "relfilenode,relname\n1,a\n2\n",
+		"relfilenode,relname\n1," + strings.Repeat("a", 70<<10) + "\n", strings.Repeat("\x00", 1<<20)} {
 		if _, err := ReadCatalog(strings.NewReader(bad)); err == nil {
 			t.Errorf("ReadCatalog(%q): no error", bad)
 		}

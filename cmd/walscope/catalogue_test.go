@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/internal/testwal"
@@ -101,5 +102,23 @@ func TestCorruptionCatalogue(t *testing.T) {
 		if !classes[string(cl)] {
 			t.Errorf("no catalogue case of class %s", cl)
 		}
+	}
+}
+
+// TestCatalogFromDevice: --catalog /dev/zero (no line end, ever) is refused
+// as no catalog, exit 2; it was read without end.
+func TestCatalogFromDevice(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, stderr, code := walscope(t, "", "stats", "--by", "relation", "--catalog", "/dev/zero", sampleWAL(t))
+		if code != exitUsage || !strings.Contains(stderr, `catalog "/dev/zero": a line longer than`) {
+			t.Errorf("exit %d, want %d: %s", code, exitUsage, stderr)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("--catalog /dev/zero: still reading after a minute")
 	}
 }
