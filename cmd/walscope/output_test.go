@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/walscope/walscope/internal/archivetest"
 	"github.com/walscope/walscope/internal/testwal"
 )
 
@@ -185,4 +186,42 @@ func buildWalscope(t *testing.T) string {
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return s[strings.LastIndex(s, "\n")+1:]
+}
+
+// TestReportNeverReplacesInput: report --out naming one of the files read
+// (a segment, through a symbolic link too, in either form and in --compare)
+// is refused with exit 2 and the file is left as it was; it was replaced by
+// the HTML report.
+func TestReportNeverReplacesInput(t *testing.T) {
+	dir := t.TempDir()
+	archivetest.Plain(t, sampleWAL(t), dir)
+	seg6, seg7 := filepath.Join(dir, "000000010000000000000006"), filepath.Join(dir, "000000010000000000000007")
+	if err := os.Symlink("000000010000000000000007", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string][]byte{}
+	for _, p := range []string{seg6, seg7} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[p] = b
+	}
+	for _, args := range [][]string{
+		{"--out", seg7, dir},
+		{"--out", filepath.Join(dir, "link"), dir},
+		{"--out", seg6, seg6},
+		{"--out", seg7, "-p", dir, "000000010000000000000006"},
+		{"--compare", "--out", seg6, sampleWAL(t), dir},
+	} {
+		stdout, stderr, code := walscope(t, "", append([]string{"report"}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "an input of this run: it would be replaced") {
+			t.Errorf("report %v: exit %d, want %d: %s%s", args, code, exitUsage, stdout, stderr)
+		}
+		for p, b := range before {
+			if now, err := os.ReadFile(p); err != nil || !bytes.Equal(now, b) {
+				t.Fatalf("report %v changed %s", args, p)
+			}
+		}
+	}
 }

@@ -65,6 +65,9 @@ func reportAction(c *cli.Context) error {
 			if err := noSegment([]string{path}, src); err != nil {
 				return err
 			}
+			if err := refuseInput(out, []string{path}, src); err != nil {
+				return err
+			}
 			side, err := collectReport(path, &input{src: src, opts: xlog.Options{FollowHistory: true}}, blcksz, workers, cat)
 			if err != nil {
 				return err
@@ -80,6 +83,9 @@ func reportAction(c *cli.Context) error {
 		name := strings.Join(c.Args().Slice(), " ")
 		if d := c.String("path"); d != "" {
 			name = strings.TrimSpace("-p " + d + " " + name)
+		}
+		if err := refuseInput(out, append(c.Args().Slice(), c.String("path")), in.src); err != nil {
+			return err
 		}
 		side, err := collectReport(name, in, blcksz, workers, cat)
 		if err != nil {
