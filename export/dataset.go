@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -775,12 +776,15 @@ func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error
 			if f.Compression != "" {
 				r[5] = Value{S: string(f.Compression)}
 			}
-			var kinds []string
+			// The problems' classes, as ls and verify name them.
+			var classes []string
 			for _, pr := range f.Problems {
-				kinds = append(kinds, string(pr.Kind))
+				if c := pr.Kind.Class(); !slices.Contains(classes, c) {
+					classes = append(classes, c)
+				}
 			}
-			if len(kinds) > 0 {
-				validation = strings.Join(kinds, ",")
+			if len(classes) > 0 {
+				validation = strings.Join(classes, ",")
 			} else if f.Kind == "partial" {
 				validation = "partial"
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/internal/archivetest"
 	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/xlog"
 )
@@ -328,5 +329,46 @@ func TestExportTransactionsMatchXid(t *testing.T) {
 				t.Errorf("%d transactions exported, stats has %d", len(seen), len(want))
 			}
 		})
+	}
+}
+
+// TestExportSegmentValidationClasses: the segments table's validation names
+// a file's archive problems by the classes ls and verify give them (it gave
+// the finer kinds: "duplicate" where ls and verify say duplicate-segment).
+func TestExportSegmentValidationClasses(t *testing.T) {
+	dir := t.TempDir()
+	archivetest.Plain(t, sampleWAL(t), dir)
+	more := filepath.Join(dir, "more")
+	archivetest.Plain(t, sampleWAL(t), more)
+	os.Remove(filepath.Join(more, "000000010000000000000006"))
+	seg := filepath.Join(more, "000000010000000000000007")
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-500] ^= 0xFF // the same segment with different content
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "x")
+	if _, stderr, code := walscope(t, "", "export", "--format", "csv", "--tables", "segments", "--out", out, dir, more); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "segments", "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("segments: %v", files)
+	}
+	csvText, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(csvText)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		got[f[0]] = f[len(f)-1]
+	}
+	want := map[string]string{"000000010000000000000006": "ok", "000000010000000000000007": "duplicate-segment"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("validation %v, want %v", got, want)
 	}
 }
