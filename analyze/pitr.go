@@ -570,6 +570,9 @@ type PITRError struct {
 	Code       int
 	Msg        string
 	Candidates []string
+	// Input: Code 2 for a file walscope may not read (unreadable-file),
+	// not for a mistake in the arguments.
+	Input bool
 }
 
 func (e *PITRError) Error() string { return e.Msg }
@@ -821,14 +824,35 @@ func (p *PITRPlan) findEvent(scan *PITRScan, q PITRQuery) error {
 		return nil
 	}
 	what := strings.Join(kindNames, "/")
+	unread, code := scan.unreadNote()
 	if !touched {
-		return &PITRError{Code: 1, Msg: fmt.Sprintf("relation %s: the WAL read never touches it (searched %s)", spec, p.Searched)}
+		return &PITRError{Code: code, Input: code == 2, Msg: fmt.Sprintf("relation %s: the WAL read never touches it (searched %s)%s", spec, p.Searched, unread)}
 	}
 	msg := fmt.Sprintf("no committed %s event of relation %s (searched %s", what, spec, p.Searched)
 	if skipped > 0 {
 		msg += fmt.Sprintf("; %d aborted or uncommitted one(s) skipped", skipped)
 	}
-	return &PITRError{Code: 1, Msg: msg + ")"}
+	return &PITRError{Code: code, Input: code == 2, Msg: msg + ")" + unread}
+}
+
+// unreadNote says, where no event was found, that the reading met problems
+// (damage, a missing or unreadable file): the event may be in the WAL that
+// was not read, so "no event" is no answer (it was said with nothing about
+// them). It returns the exit code too: 2 for a file walscope may not read,
+// as every command gives it, else 1.
+func (scan *PITRScan) unreadNote() (string, int) {
+	if len(scan.Problems) == 0 {
+		return "", 1
+	}
+	code := 1
+	for _, pr := range scan.Problems {
+		if pr.Class == ClassUnreadable {
+			code = 2
+		}
+	}
+	pr := scan.Problems[0]
+	return fmt.Sprintf("; but the reading met %d problem(s), so the event may be in WAL not read; the first: %s at %s in %s: %s",
+		len(scan.Problems), pr.Class, pr.LSNStr, pr.File, pr.Message), code
 }
 
 func nameOf(n RelNamer, r decode.RelFileLocator) string {

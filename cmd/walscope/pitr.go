@@ -176,7 +176,7 @@ func pitrAction(c *cli.Context) error {
 	plan, err := analyze.PlanPITR(scan, q)
 	if err != nil {
 		if pe, ok := errors.AsType[*analyze.PITRError](err); ok {
-			return &exitError{code: pe.Code, msg: pe.Msg}
+			return &exitError{code: pe.Code, msg: pe.Msg, noHint: pe.Input}
 		}
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+	"github.com/walscope/walscope/internal/archivetest"
 	"github.com/walscope/walscope/internal/testwal"
 )
 
@@ -361,5 +362,50 @@ func TestPITRBadQuestions(t *testing.T) {
 	}
 	if _, _, code := walscope(t, "", "pitr", archive); code != 2 {
 		t.Errorf("no relation and no target: exit %d, want 2", code)
+	}
+}
+
+// TestPITRNoEventInDamagedWAL: where no event is found but the reading met
+// damage, pitr says so with the class, file and LSN, since the event may be
+// in the WAL not read (it said only "no committed event", or "the WAL read
+// never touches it" when the first file was a cut gzip file).
+func TestPITRNoEventInDamagedWAL(t *testing.T) {
+	cut := t.TempDir()
+	archivetest.Plain(t, sampleWAL(t), cut)
+	seg := filepath.Join(cut, "000000010000000000000007")
+	if err := os.Truncate(seg, 100000); err != nil {
+		t.Fatal(err)
+	}
+	gz := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(sampleWAL(t), "000000010000000000000006"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	gzSeg := filepath.Join(gz, "000000010000000000000006.gz")
+	if err := os.WriteFile(gzSeg, buf.Bytes()[:30000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, says string }{
+		{cut, "no committed drop/truncate/rewrite/delete/update event of relation bt_k"},
+		{gz, "relation bt_k: the WAL read never touches it"},
+	} {
+		_, stderr, code := walscope(t, "", "pitr", "-R", "bt_k", tc.dir)
+		file := seg
+		class := "truncated-segment"
+		if tc.dir == gz {
+			file, class = gzSeg, "corrupt-archive-file"
+		}
+		if code != exitProblem || !strings.Contains(stderr, tc.says) ||
+			!strings.Contains(stderr, "so the event may be in WAL not read; the first: "+class+" at ") || !strings.Contains(stderr, " in "+file+": ") {
+			t.Errorf("%s: exit %d, want %d naming %s in %s: %s", tc.dir, code, exitProblem, class, file, stderr)
+		}
+	}
+	// The same question over whole WAL has no such note.
+	if _, stderr, code := walscope(t, "", "pitr", "-R", "bt_k", sampleWAL(t)); code != exitProblem || strings.Contains(stderr, "not read") {
+		t.Errorf("whole WAL: exit %d: %s", code, stderr)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // input problem, class unreadable-file and exit 2, for every command (it was
 // corrupt-archive-file, exit 1, or a bare usage error; ls called it
 // "unreadable", exit 1, compare warned and exited 0, report exited 1 naming
-// no class). Run as nobody: root reads every file.
+// no class, pitr found "no event" in the half it read, exit 1). Run as nobody: root reads every file.
 func TestUnreadableFile(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("WALSCOPE_REQUIRE_ROOT") == "1" {
@@ -39,7 +39,7 @@ func TestUnreadableFile(t *testing.T) {
 	for _, locked := range []string{"000000010000000000000007", "000000010000000000000006"} {
 		os.Chmod(filepath.Join(dir, locked), 0)
 		for _, args := range [][]string{{"stats"}, {"dump"}, {"verify"}, {"whatif"}, {"events"}, {"advise"},
-			{"ls"}, {"ls", "--quick"}, {"compare", dir}, {"report", "--out", filepath.Join(out, "r.html")}} {
+			{"ls"}, {"ls", "--quick"}, {"compare", dir}, {"report", "--out", filepath.Join(out, "r.html")}, {"pitr", "-R", "bt_k"}} {
 			c := strings.Join(args, " ")
 			cmd := exec.Command(bin, append(args, dir)...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
