@@ -162,6 +162,9 @@ func TestFlagsAndUsage(t *testing.T) {
 		{"stats", "--by", "xid", "--top", "0", wal}, {"stats", "--by", "relation", "--top", "-5", wal},
 		{"dump", "-s", "0/700000", "-e", "0/600000", wal}, {"stats", "-e", "0/600000", "-s", "0/600000", wal},
 		{"dump", "-n", "-1", wal}, {"dump", "-j", "x", wal},
+		// a bucket wider than a year started decades before the WAL
+		{"stats", "--by", "time", "--bucket", "1000000h", wal}, {"stats", "--by", "time", "--bucket", "1ns", wal},
+		{"compare", "--by", "relation", wal, wal}, {"compare", "--format", "xml", wal, wal},
 	} {
 		out, stderr, code := walscope(t, "", args...)
 		if code != exitUsage || out != "" || !strings.Contains(stderr, "error:") {

@@ -101,9 +101,12 @@ func breakdownAction(c *cli.Context, by string) error {
 	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
 	}
+	// From WAL timestamps' resolution to a year: buckets start at
+	// multiples of their width from year 1 (time.Truncate), so a wider one
+	// began decades before the WAL (--bucket 1000000h printed 1940).
 	bucket, err := time.ParseDuration(c.String("bucket"))
-	if err != nil || bucket <= 0 {
-		return usageErr("invalid value %q for option --bucket", c.String("bucket"))
+	if err != nil || bucket < time.Microsecond || bucket > 366*24*time.Hour {
+		return usageErr("invalid value %q for option --bucket: a duration from 1us to 8784h (a year)", c.String("bucket"))
 	}
 	cat, err := loadCatalog(c)
 	if err != nil {
