@@ -79,7 +79,8 @@ func storeTree(loc objstore.Location) (*objstore.Tree, error) {
 // written: the input (or output) cannot be used, exit 2, with the class.
 func storeErr(err error) error {
 	if se, ok := errors.AsType[*objstore.Error](err); ok {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s failed (%s): %v", se.URL, se.Op, se.Class, se.Err)}
+		// Not a mistake in the arguments: no "Try --help" hint.
+		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %s failed (%s): %v", se.URL, se.Op, se.Class, se.Err)}
 	}
 	return nil
 }

@@ -149,3 +149,17 @@ func TestRepositoryEntryPoints(t *testing.T) {
 		t.Errorf("two wal-g storages: exit %d, %s", code, stderr)
 	}
 }
+
+// TestStoreUnreachable: an object store that cannot be reached is one error
+// line naming the URL, the operation and the class, exit 2, with no "Try
+// --help" hint (it is no mistake in the arguments).
+func TestStoreUnreachable(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
+	stdout, stderr, code := walscope(t, "", "stats", "s3://bucket/wal")
+	if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "walscope: error: s3://bucket") ||
+		!strings.Contains(stderr, "failed (network)") || strings.Contains(stderr, "hint") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
