@@ -47,6 +47,10 @@ type Options struct {
 // DefaultRowGroupRows is the row group length: about 128k rows.
 const DefaultRowGroupRows = 128 << 10
 
+// MaxRowGroupRows bounds the row group length: a column of a group must fit
+// one Parquet page (2^31 bytes), and a group is held in memory until written.
+const MaxRowGroupRows = 1 << 24
+
 // TempName returns the temporary name a file is written under.
 func TempName(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")

@@ -61,6 +61,9 @@ func exportAction(c *cli.Context) error {
 	default:
 		return usageErr("unrecognized value for option --partition-by: %s", cfg.PartitionBy)
 	}
+	if n := cfg.RowGroupRows; n < 1 || n > export.MaxRowGroupRows {
+		return usageErr("invalid value \"%d\" for option --row-group: from 1 to %d rows", n, export.MaxRowGroupRows)
+	}
 	if strings.ContainsAny(cfg.Label, "/\\=") || cfg.Label == "." || cfg.Label == ".." {
 		return usageErr("invalid --label %q: it names a directory (label=NAME)", cfg.Label)
 	}

@@ -165,6 +165,7 @@ func TestFlagsAndUsage(t *testing.T) {
 		// a bucket wider than a year started decades before the WAL
 		{"stats", "--by", "time", "--bucket", "1000000h", wal}, {"stats", "--by", "time", "--bucket", "1ns", wal},
 		{"compare", "--by", "relation", wal, wal}, {"compare", "--format", "xml", wal, wal},
+		{"export", "--row-group", "0", "--out", t.TempDir(), wal}, {"export", "--row-group", "16777217", "--out", t.TempDir(), wal},
 	} {
 		out, stderr, code := walscope(t, "", args...)
 		if code != exitUsage || out != "" || !strings.Contains(stderr, "error:") {
