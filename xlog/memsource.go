@@ -35,7 +35,7 @@ func NewMemSource(files map[string][]byte) *MemSource {
 	sort.Slice(s.files, func(i, j int) bool {
 		a, b := s.files[i], s.files[j]
 		if a.Name != b.Name {
-			return a.Name.String() < b.Name.String()
+			return a.Name.Compare(b.Name) < 0
 		}
 		return !a.Partial && b.Partial
 	})

@@ -84,6 +84,9 @@ func (r *Reader) loadPage(off int64) ([]byte, error) {
 		hi := min(off+ps, int64(len(b)))
 		return b[off:hi:hi], nil
 	}
+	if h := r.seg.head; off+ps <= int64(len(h)) {
+		return h[off : off+ps : off+ps], nil // read when the file was opened
+	}
 	if !r.winLoaded || off < r.winStart || off+ps > r.winStart+int64(r.winLen) {
 		// The first windows of a file are small and grow to the full
 		// window: a switched segment's few KB of WAL cost a few KB of
@@ -118,11 +121,11 @@ func (r *Reader) loadPage(off int64) ([]byte, error) {
 func (r *Reader) openSegment(segno uint64) error {
 	if r.seg.open {
 		r.seg.f.Close()
-		r.seg.open = false
+		r.seg.open, r.seg.head, r.seg.mapped = false, nil, nil // (their buffers went with the file)
 	}
 	r.winLoaded, r.pageValid = false, false
-	cands := candidates(r.plan, segno, r.segSize)
-	for _, tli := range cands {
+	var buf [4]TimeLineID
+	for _, tli := range candidates(buf[:0], r.plan, segno, r.segSize) {
 		name := NewSegmentName(tli, segno, r.segSize)
 		files := r.index[name]
 		if len(files) == 0 {
@@ -141,6 +144,14 @@ func (r *Reader) openSegment(segno uint64) error {
 		if m, ok := f.(interface{ Bytes() []byte }); ok {
 			r.seg.mapped = m.Bytes()
 			return nil
+		}
+		if h, ok := f.(HeadFile); ok {
+			head, whole := h.Head()
+			if whole {
+				r.seg.mapped = head // nothing more to read
+				return nil
+			}
+			r.seg.head = head
 		}
 		// The read window holds windowSize bytes of the segment, and never
 		// more than the file can fill. Windows are pooled: a fresh buffer

@@ -118,6 +118,7 @@ type segment struct {
 	partial bool
 	bad     error  // the first page failed validation: the file is unusable
 	mapped  []byte // the whole file, when the source maps or holds it
+	head    []byte // the file's first bytes, read when it was opened (HeadFile)
 }
 
 // NewReader returns a reader over the stream in src. It reads the first
@@ -187,26 +188,27 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 	if err := r.readGeometry(*first); err != nil {
 		return nil, err
 	}
-	minSeg := ^uint64(0)
 	shared := false
-	if opts.Index != nil && r.opts.Start != 0 {
-		// (the first segment, minSeg, is only needed without a Start)
+	if opts.Index != nil {
 		r.index, r.maxSegNo, shared = opts.Index.lookup(files, r.segSize, onPlan)
 	}
 	if !shared {
-		r.index = make(map[SegmentName][]SegmentFile, len(files))
+		r.index = indexByName(files)
 		for _, f := range files {
-			r.index[f.Name] = append(r.index[f.Name], f)
 			if onPlan(f.Name.TLI) {
-				s := f.Name.SegNo(r.segSize)
-				r.maxSegNo = max(r.maxSegNo, s)
-				if r.isCandidate(f.Name.TLI, s) {
-					minSeg = min(minSeg, s)
-				}
+				r.maxSegNo = max(r.maxSegNo, f.Name.SegNo(r.segSize))
 			}
 		}
 	}
 	if r.opts.Start == 0 {
+		minSeg := ^uint64(0)
+		for _, f := range files {
+			if onPlan(f.Name.TLI) {
+				if s := f.Name.SegNo(r.segSize); s < minSeg && r.isCandidate(f.Name.TLI, s) {
+					minSeg = s
+				}
+			}
+		}
 		if minSeg == ^uint64(0) {
 			minSeg = first.Name.SegNo(r.segSize)
 		}
@@ -216,7 +218,8 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 		// and so does the reader (it read nothing and called it the end).
 		segno := uint64(r.opts.Start) / uint64(r.segSize)
 		tli := r.plan[len(r.plan)-1].TLI
-		if c := candidates(r.plan, segno, r.segSize); len(c) > 0 {
+		var buf [4]TimeLineID
+		if c := candidates(buf[:0], r.plan, segno, r.segSize); len(c) > 0 {
 			tli = c[0]
 		}
 		name := NewSegmentName(tli, segno, r.segSize).String()
@@ -227,7 +230,8 @@ func NewReader(src Source, opts Options) (*Reader, error) {
 }
 
 func (r *Reader) isCandidate(tli TimeLineID, segno uint64) bool {
-	for _, t := range candidates(r.plan, segno, r.segSize) {
+	var buf [4]TimeLineID
+	for _, t := range candidates(buf[:0], r.plan, segno, r.segSize) {
 		if t == tli {
 			return true
 		}
@@ -349,7 +353,8 @@ func (r *Reader) Close() error {
 	putWindow(r.win)
 	r.win, r.winLoaded = nil, false
 	if r.seg.open {
-		r.seg.open = false
+		r.seg.open, r.seg.head, r.seg.mapped = false, nil, nil
+		r.pageValid = false
 		return r.seg.f.Close()
 	}
 	return nil
@@ -765,7 +770,8 @@ func (r *Reader) truncated(pagePtr LSN, have int) error {
 
 // readTLI is the timeline whose file name pg_waldump would use for segno.
 func (r *Reader) readTLI(segno uint64) TimeLineID {
-	if c := candidates(r.plan, segno, r.segSize); len(c) > 0 {
+	var buf [4]TimeLineID
+	if c := candidates(buf[:0], r.plan, segno, r.segSize); len(c) > 0 {
 		return c[0]
 	}
 	return r.plan[len(r.plan)-1].TLI

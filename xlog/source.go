@@ -17,6 +17,17 @@ type File interface {
 	io.Closer
 }
 
+// HeadFile is implemented by files that read their first bytes when they
+// were opened (a source that checks what a file holds before handing it
+// out: xlog/archive's plain segments on disk). The reader takes the pages
+// that lie within head from it instead of reading them again: over a
+// switched, nearly empty segment that is its only read. head stays valid
+// until Close; whole says it is the whole file.
+type HeadFile interface {
+	File
+	Head() (head []byte, whole bool)
+}
+
 // SegmentFile describes a segment file a Source can open.
 type SegmentFile struct {
 	Name    SegmentName
@@ -129,7 +140,7 @@ func (s *DirSource) sort() {
 	sort.SliceStable(s.files, func(i, j int) bool {
 		a, b := s.files[i], s.files[j]
 		if a.Name != b.Name {
-			return a.Name.String() < b.Name.String()
+			return a.Name.Compare(b.Name) < 0
 		}
 		return !a.Partial && b.Partial
 	})

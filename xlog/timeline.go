@@ -84,11 +84,12 @@ func TimelinePlan(target TimeLineID, history []HistoryEntry) []Timeline {
 	return append(plan, Timeline{TLI: target, Begin: begin})
 }
 
-// candidates returns the timelines whose files may hold segment segno, in the
-// order recovery tries them (XLogFileReadAnyTLI): the newest timeline that
-// began at or before the segment first.
-func candidates(plan []Timeline, segno uint64, segSize uint32) []TimeLineID {
-	var out []TimeLineID
+// candidates appends to out the timelines whose files may hold segment
+// segno, in the order recovery tries them (XLogFileReadAnyTLI): the newest
+// timeline that began at or before the segment first. Callers pass a small
+// array of their own: it is asked for every segment opened and, building a
+// reader, for every file.
+func candidates(out []TimeLineID, plan []Timeline, segno uint64, segSize uint32) []TimeLineID {
 	for i := len(plan) - 1; i >= 0; i-- {
 		if uint64(plan[i].Begin)/uint64(segSize) > segno {
 			continue

@@ -113,6 +113,7 @@ type Source struct {
 	decoded   decodedSegments // compressed segments shared between readers (shared.go)
 	pgbOnlyID string          // pgBackRest: read this archive id only (opened at it)
 	notRead   []NotRead
+	dirs      map[string]dirListing // the directories listed while opening (readDir)
 }
 
 // NotRead is a file found where WAL files are looked for that the source
@@ -220,19 +221,31 @@ func (s *Source) Open(f xlog.SegmentFile) (xlog.File, error) {
 // openFile opens an entry's file: in place if it is plain, else
 // decompressed into memory.
 func (s *Source) openFile(e *entry) (xlog.File, error) {
-	fh, err := s.open(e.file)
-	if err != nil {
-		return nil, err
-	}
+	var fh treeFile
 	if _, local := s.tree.(LocalTree); local && e.name.SHA1 == "" {
 		// A plain segment on disk, the usual case, is known by its first
 		// bytes: one small read, not the buffered reader's 64 KiB, which
 		// cost more than the WAL read from a switched segment (issue 16).
-		// Anything else takes the path below, as before.
-		var head [sniffLen]byte
-		n, err := fh.ReadAt(head[:], 0)
-		if c, enc := detect(head[:n]); (err == nil || err == io.EOF) && c == "" && enc == "" && walLike(head[:n]) {
-			return fh, nil
+		// A file named as plain reads its first page (headSize), which the
+		// reader then takes from it (segmentFile); one named as compressed
+		// just what detection looks at. Anything else takes the path below,
+		// as before.
+		want := sniffLen
+		if _, plain := plainSize(e); plain {
+			want = headSize
+		}
+		sf, err := openSegmentFile(e.file, want)
+		if err != nil {
+			return nil, err
+		}
+		if sf.sniffed() {
+			return sf, nil
+		}
+		fh = sf.treeFile()
+	} else {
+		var err error
+		if fh, err = s.open(e.file); err != nil {
+			return nil, err
 		}
 	}
 	br := segmentReaders.Get().(*bufio.Reader)
@@ -607,7 +620,7 @@ func (s *Source) addDir(dir string) error {
 // directory that holds no WAL file itself: the parent of a wal-g prefix,
 // Barman's barman_home. Several are ErrLayout (name one); none is "".
 func (s *Source) onlyRepositoryBelow(dir string) (string, error) {
-	ents, err := s.tree.ReadDir(dir)
+	ents, err := s.readDir(dir)
 	if err != nil {
 		return "", nil // scanFlat reports it
 	}
@@ -651,7 +664,7 @@ func parentPath(p string) string {
 
 // scanFlat adds the WAL files of one directory; with tars, tar files too.
 func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
-	ents, err := s.tree.ReadDir(dir)
+	ents, err := s.readDir(dir)
 	if err != nil {
 		return err
 	}
@@ -699,6 +712,7 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 // finish sorts the entries and the files not read, and builds the
 // xlog.Source views.
 func (s *Source) finish() {
+	s.dirs = nil
 	sort.SliceStable(s.notRead, func(i, j int) bool { return s.notRead[i].Path < s.notRead[j].Path })
 	sort.SliceStable(s.entries, func(i, j int) bool {
 		a, b := s.entries[i], s.entries[j]
@@ -711,9 +725,8 @@ func (s *Source) finish() {
 			}
 			return a.key < b.key
 		}
-		an, bn := a.name.Segment.String(), b.name.Segment.String()
-		if an != bn {
-			return an < bn
+		if c := a.name.Segment.Compare(b.name.Segment); c != 0 {
+			return c < 0 // as the names sort, without formatting them
 		}
 		if a.name.Partial != b.name.Partial {
 			return !a.name.Partial

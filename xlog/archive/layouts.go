@@ -27,13 +27,16 @@ func (s *Source) pgbStanzas(dir string) []string {
 		return []string{dir}
 	}
 	for _, parent := range []string{s.tree.Join(dir, "archive"), dir} {
-		ents, err := s.tree.ReadDir(parent)
+		ents, err := s.readDir(parent)
 		if err != nil {
 			continue
 		}
 		var out []string
 		for _, e := range ents {
-			if p := s.tree.Join(parent, e.Name()); e.IsDir() && s.isStanzaDir(p) {
+			if !e.IsDir() {
+				continue // (a path joined for every segment file of a flat archive)
+			}
+			if p := s.tree.Join(parent, e.Name()); s.isStanzaDir(p) {
 				out = append(out, p)
 			}
 		}
@@ -54,7 +57,7 @@ func (s *Source) isStanzaDir(d string) bool {
 // archiveIDs lists the <version>-<id> directories of a stanza that hold
 // <16 hex> directories.
 func (s *Source) archiveIDs(stanza string) []string {
-	ents, err := s.tree.ReadDir(stanza)
+	ents, err := s.readDir(stanza)
 	if err != nil {
 		return nil
 	}
@@ -63,7 +66,7 @@ func (s *Source) archiveIDs(stanza string) []string {
 		if !e.IsDir() || !archiveIDRe.MatchString(e.Name()) {
 			continue
 		}
-		subs, _ := s.tree.ReadDir(s.tree.Join(stanza, e.Name()))
+		subs, _ := s.readDir(s.tree.Join(stanza, e.Name()))
 		for _, sub := range subs {
 			if sub.IsDir() && len(sub.Name()) == 16 && isUpperHex(sub.Name()) {
 				out = append(out, e.Name())
@@ -151,7 +154,7 @@ func (s *Source) scanPgBackRest(dir string) error {
 		if err := s.scanFlat(idDir, LayoutPgBackRest, false); err != nil {
 			return err
 		}
-		subs, err := s.tree.ReadDir(idDir)
+		subs, err := s.readDir(idDir)
 		if err != nil {
 			return err
 		}
@@ -231,11 +234,11 @@ func (s *Source) scanBarman(wals string) error {
 		{"streaming", "Barman's streaming folder: WAL pg_receivewal received that barman has not archived yet; not read (name the folder to read it)"},
 	} {
 		p := s.tree.Join(parentPath(wals), f.name)
-		if ents, err := s.tree.ReadDir(p); err == nil && len(ents) > 0 {
+		if ents, err := s.readDir(p); err == nil && len(ents) > 0 {
 			s.notRead = append(s.notRead, NotRead{Path: p, Reason: f.why})
 		}
 	}
-	subs, err := s.tree.ReadDir(wals)
+	subs, err := s.readDir(wals)
 	if err != nil {
 		return err
 	}

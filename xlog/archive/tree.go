@@ -111,6 +111,29 @@ func readFile(t Tree, name string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// readDir lists a directory of the tree once per opening: detecting the
+// layout asks for the same directory up to four times (pgBackRest's
+// stanzas, the repositories below, the files), which over an archive of
+// many small segments cost as much as reading them (issue 16). finish
+// drops the listings.
+func (s *Source) readDir(dir string) ([]fs.DirEntry, error) {
+	if l, ok := s.dirs[dir]; ok {
+		return l.ents, l.err
+	}
+	ents, err := s.tree.ReadDir(dir)
+	if s.dirs == nil {
+		s.dirs = map[string]dirListing{}
+	}
+	s.dirs[dir] = dirListing{ents, err}
+	return ents, err
+}
+
+// dirListing is what the tree's ReadDir returned for one directory.
+type dirListing struct {
+	ents []fs.DirEntry
+	err  error
+}
+
 func (s *Source) isDir(p string) bool {
 	st, err := s.tree.Stat(p)
 	return err == nil && st.IsDir()

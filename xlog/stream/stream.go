@@ -87,6 +87,11 @@ type Stream struct {
 // Open reads the stream's geometry and plans its spans. Its errors are
 // xlog.NewReader's.
 func Open(src xlog.Source, cfg Config) (*Stream, error) {
+	if cfg.Reader.Index == nil {
+		// Every span's reader looks files up in one index, not its own,
+		// and takes the geometry this first reader reads.
+		cfg.Reader.Index = xlog.NewSegmentIndex()
+	}
 	r, err := xlog.NewReader(src, cfg.Reader)
 	if err != nil {
 		return nil, err
@@ -97,10 +102,6 @@ func Open(src xlog.Source, cfg Config) (*Stream, error) {
 	}
 	if cfg.SpanBytes <= 0 {
 		cfg.SpanBytes = DefaultSpanBytes
-	}
-	if cfg.Reader.Index == nil {
-		// Every span's reader looks files up in one index, not its own.
-		cfg.Reader.Index = xlog.NewSegmentIndex()
 	}
 	s := &Stream{src: src, cfg: cfg, start: r.Start(), version: r.Version(), segSize: r.SegmentSize(),
 		page: r.PageSize(), sysID: r.SystemID(), end: r.LastSegmentEnd()}
