@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	format "github.com/walscope/walscope/format"
 )
@@ -15,7 +15,7 @@ func adviseCommand() *cli.Command {
 	cmd := whatifCommand()
 	cmd.Name = "advise"
 	cmd.Usage = "recommend max_wal_size, checkpoint_timeout and wal_compression, with their predicted effect"
-	cmd.Action = func(c *cli.Context) error { return whatifRun(c, printAdvice) }
+	cmd.Action = act(func(c *cli.Command) error { return whatifRun(c, printAdvice) })
 	return cmd
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
+
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/internal/cliargs"
 	"github.com/walscope/walscope/xlog"
 )
@@ -11,29 +13,36 @@ import (
 // stderr, exit 2 (urfave/cli would print the whole help on stdout), and the
 // values shared by the commands are checked before anything is read.
 func prepareCommand(cmd *cli.Command) {
-	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+	cmd.OnUsageError = func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 		return &exitError{code: exitUsage, msg: err.Error(), usage: true}
 	}
 	before := cmd.Before
-	cmd.Before = func(c *cli.Context) error {
+	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
 		if err := checkCommonFlags(c); err != nil {
-			return err
+			return ctx, err
 		}
 		if before != nil {
-			return before(c)
+			return before(ctx, c)
 		}
-		return nil
+		return ctx, nil
 	}
-	for _, sub := range cmd.Subcommands {
+	for _, sub := range cmd.Commands {
 		prepareCommand(sub)
 	}
+}
+
+// act adapts a command's action to urfave/cli's signature: the commands
+// take no context (a run ends on its own or on SIGINT/SIGTERM, which
+// internal/outfile handles).
+func act(f func(*cli.Command) error) cli.ActionFunc {
+	return func(_ context.Context, c *cli.Command) error { return f(c) }
 }
 
 // maxJobs bounds -j: more workers than this only costs memory.
 const maxJobs = 1024
 
 // checkCommonFlags refuses values of the shared flags that no run could use.
-func checkCommonFlags(c *cli.Context) error {
+func checkCommonFlags(c *cli.Command) error {
 	if c.IsSet("jobs") {
 		if j := c.Int("jobs"); j < 1 || j > maxJobs {
 			return usageErr("invalid value \"%d\" for option -j/--jobs: between 1 and %d", j, maxJobs)
@@ -68,4 +77,4 @@ func checkCommonFlags(c *cli.Context) error {
 
 // flagsFirst moves the flags given after the positional arguments in front
 // of them (internal/cliargs).
-func flagsFirst(app *cli.App, args []string) []string { return cliargs.FlagsFirst(app, args) }
+func flagsFirst(root *cli.Command, args []string) []string { return cliargs.FlagsFirst(root, args) }

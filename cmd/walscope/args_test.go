@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
-func testApp() *cli.App {
-	return &cli.App{Commands: []*cli.Command{dumpCommand(), reportCommand(), statsCommand()}}
+func testApp() *cli.Command {
+	return &cli.Command{Commands: []*cli.Command{dumpCommand(), reportCommand(), statsCommand()}}
 }
 
 func TestFlagsFirst(t *testing.T) {

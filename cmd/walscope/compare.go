@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog"
@@ -23,7 +23,7 @@ func compareCommand() *cli.Command {
 			&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "read with `N` workers (default: one per core)"},
 		},
-		Action: compareAction,
+		Action: act(compareAction),
 	}
 }
 
@@ -31,7 +31,7 @@ func compareCommand() *cli.Command {
 // wal_levels or two XLOG_BLCKSZ, say): per row the records and WAL bytes of
 // each, the difference and the ratio B/A, and a warning on stderr when their
 // starting conditions differ.
-func compareAction(c *cli.Context) error {
+func compareAction(c *cli.Command) error {
 	if c.NArg() != 2 {
 		return usageErr("compare needs two inputs, A and B")
 	}
@@ -61,7 +61,7 @@ func compareAction(c *cli.Context) error {
 	a, b := prof[0], prof[1]
 	if a.AfterCheckpoint != b.AfterCheckpoint {
 		which := map[bool]string{true: "right after a checkpoint", false: "in the middle of a checkpoint cycle"}
-		fmt.Fprintf(c.App.ErrWriter, "walscope: warning: the two streams start differently: A %s, B %s; "+
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: the two streams start differently: A %s, B %s; "+
 			"the one that did not start after a checkpoint may lack the page images of its first changes\n",
 			which[a.AfterCheckpoint], which[b.AfterCheckpoint])
 	}
@@ -92,7 +92,7 @@ func compareAction(c *cli.Context) error {
 	}
 	ta, tb := a.Stats.Totals(), b.Stats.Totals()
 	row("Total", ta, tb)
-	out := bufio.NewWriter(c.App.Writer)
+	out := bufio.NewWriter(c.Root().Writer)
 	defer out.Flush()
 	if c.String("format") == "text" {
 		fmt.Fprintf(out, "A: %s, %d-byte pages, wal_level %s, %s to %s\nB: %s, %d-byte pages, wal_level %s, %s to %s\n\n",
@@ -112,7 +112,7 @@ func compareAction(c *cli.Context) error {
 // stream that ends in an error (damage, a file walscope may not read) is then
 // reported as every command reports it, with its class and exit code,
 // naming the input (the first of two such errors on its own line).
-func compareEnd(c *cli.Context, prof [2]*analyze.Profile) error {
+func compareEnd(c *cli.Command, prof [2]*analyze.Profile) error {
 	var last *exitError
 	for i, p := range prof {
 		if p.Err == nil {
@@ -124,7 +124,7 @@ func compareEnd(c *cli.Context, prof [2]*analyze.Profile) error {
 		}
 		e.msg = fmt.Sprintf("%s (%s): %s", "AB"[i:i+1], c.Args().Get(i), e.msg)
 		if last != nil {
-			fmt.Fprintf(c.App.ErrWriter, "walscope: error: %s\n", last.msg)
+			fmt.Fprintf(c.Root().ErrWriter, "walscope: error: %s\n", last.msg)
 			e.code = max(e.code, last.code)
 		}
 		last = e

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/format"
@@ -31,7 +31,7 @@ func dumpCommand() *cli.Command {
 		Usage:     "print every record as pg_waldump does",
 		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
 		Flags:     flags,
-		Action:    dumpAction,
+		Action:    act(dumpAction),
 	}
 }
 
@@ -64,7 +64,7 @@ type filter struct {
 	fullpage    bool
 }
 
-func parseFilter(c *cli.Context, stdout io.Writer) (*filter, bool, error) {
+func parseFilter(c *cli.Command, stdout io.Writer) (*filter, bool, error) {
 	f := &filter{fork: -1}
 	if names := c.StringSlice("rmgr"); len(names) > 0 {
 		f.rmgrs = new([256]bool)
@@ -178,8 +178,8 @@ func (f *filter) matchBlocks(rec *decode.Record) bool {
 	return false
 }
 
-func dumpAction(c *cli.Context) error {
-	stdout := bufio.NewWriterSize(c.App.Writer, 256<<10)
+func dumpAction(c *cli.Command) error {
+	stdout := bufio.NewWriterSize(c.Root().Writer, 256<<10)
 	defer stdout.Flush()
 	var saver *pageSaver
 	if dir := c.String("save-fullpage"); dir != "" {

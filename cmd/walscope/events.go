@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/format"
@@ -36,7 +36,7 @@ func eventsCommand() *cli.Command {
 		Usage:     "the timeline of what happened: relations created, dropped, truncated, rewritten; large deletes and updates; checkpoints, timelines, backups, restore points, settings",
 		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
 		Flags:     flags,
-		Action:    eventsAction,
+		Action:    act(eventsAction),
 	}
 }
 
@@ -49,7 +49,7 @@ type eventFilter struct {
 	relNumber    uint32
 }
 
-func parseEventFilter(c *cli.Context) (*eventFilter, error) {
+func parseEventFilter(c *cli.Command) (*eventFilter, error) {
 	f := &eventFilter{}
 	var err error
 	for _, opt := range []string{"since", "until"} {
@@ -164,7 +164,7 @@ func (f *eventFilter) match(ev *format.NamedEvent) bool {
 // eventNamers starts learning the names the WAL carries (beside the
 // events' own reading) and loads --catalog: relations are named by the
 // catalog first, then by the WAL.
-func eventNamers(c *cli.Context, in *input) (analyze.Catalog, *analyze.NamesReading, error) {
+func eventNamers(c *cli.Command, in *input) (analyze.Catalog, *analyze.NamesReading, error) {
 	cat, err := loadCatalog(c)
 	if err != nil {
 		return nil, nil, err
@@ -172,7 +172,7 @@ func eventNamers(c *cli.Context, in *input) (analyze.Catalog, *analyze.NamesRead
 	return cat, analyze.StartNames(in.src, in.opts, c.Int("blcksz")), nil
 }
 
-func eventsAction(c *cli.Context) error {
+func eventsAction(c *cli.Command) error {
 	outFormat := c.String("format")
 	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
@@ -190,9 +190,9 @@ func eventsAction(c *cli.Context) error {
 		return err
 	}
 	defer names.Wait()
-	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
-	stderr := c.App.ErrWriter
+	stderr := c.Root().ErrWriter
 	quiet := c.Bool("quiet")
 	ev, res, err := readEvents(in, analyze.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
 	if err != nil {

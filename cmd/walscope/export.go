@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/export"
@@ -38,11 +38,11 @@ func exportCommand() *cli.Command {
 		Usage:     "export the WAL as tables (Parquet, JSON Lines or CSV) for DuckDB, pandas, Spark",
 		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
 		Flags:     flags,
-		Action:    exportAction,
+		Action:    act(exportAction),
 	}
 }
 
-func exportAction(c *cli.Context) error {
+func exportAction(c *cli.Command) error {
 	cfg := export.Config{
 		Dir: c.String("out"), Label: c.String("label"), PartitionBy: c.String("partition-by"),
 		Format: export.Format(c.String("format")), Desc: c.Bool("desc"), Overwrite: c.Bool("overwrite"),
@@ -106,7 +106,7 @@ func exportAction(c *cli.Context) error {
 	// the checkpoints table) and the segment range read.
 	in, err := resolveInput(c)
 	if errors.Is(err, errEmptyShard) {
-		fmt.Fprintf(c.App.ErrWriter, "walscope: shard %s: %v\n", c.String("shard"), err)
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: shard %s: %v\n", c.String("shard"), err)
 		return nil
 	}
 	if err != nil {
@@ -191,7 +191,7 @@ func exportAction(c *cli.Context) error {
 
 	var mu sync.Mutex
 	var open []*exportSink // spans started and not merged
-	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	finished := false
 	err = scan(c, stdout, scanPlan{

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
@@ -43,7 +43,7 @@ func walFlags() []cli.Flag {
 //	FILE [FILE]                 pg_waldump's STARTSEG [ENDSEG] form
 //	DIR | TAR | PATH PATH PATH...  walscope's form: any layout xlog/archive
 //	                            knows, timelines followed from history
-func resolveInput(c *cli.Context) (*input, error) {
+func resolveInput(c *cli.Command) (*input, error) {
 	in, err := resolveArgs(c)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func resolveInput(c *cli.Context) (*input, error) {
 	return in, nil
 }
 
-func resolveArgs(c *cli.Context) (*input, error) {
+func resolveArgs(c *cli.Command) (*input, error) {
 	in := &input{}
 	var err error
 	if s := c.String("start"); s != "" {

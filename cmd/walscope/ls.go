@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/xlog/archive"
 )
 
@@ -23,7 +23,7 @@ func lsCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 			&cli.BoolFlag{Name: "quick", Usage: "read only the first bytes of each file: sizes as the format declares them (? where it does not), no SHA-1 check, content compared only for duplicates"},
 		},
-		Action: lsAction,
+		Action: act(lsAction),
 	}
 }
 
@@ -40,7 +40,7 @@ type lsReport struct {
 
 // lsAction exits 0 when no file has a problem, 1 when one has, 2 for usage
 // errors and inputs that cannot be opened or hold no WAL file.
-func lsAction(c *cli.Context) error {
+func lsAction(c *cli.Command) error {
 	format := c.String("format")
 	if format != "text" && format != "json" {
 		return usageErr("unrecognized value for option --format: %s", format)
@@ -62,7 +62,7 @@ func lsAction(c *cli.Context) error {
 		return usageErr("could not find any WAL file in %s", strings.Join(paths, " "))
 	}
 	rep := lsReport{Layout: src.Layout(), Repo: src.Repo(), Files: facts, Summary: archive.Summarize(facts), NotRead: src.NotRead()}
-	out := bufio.NewWriter(c.App.Writer)
+	out := bufio.NewWriter(c.Root().Writer)
 	if format == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/internal/outfile"
 )
@@ -137,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func runApp(args []string, stdout, stderr io.Writer) int {
-	app := &cli.App{
+	app := &cli.Command{
 		Name:      "walscope",
 		Usage:     "read, validate and analyze PostgreSQL WAL offline",
 		Version:   versionString(),
@@ -156,8 +157,8 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 			eventsCommand(),
 			pitrCommand(),
 		},
-		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return usageErr("%v", err)
 		},
 	}
@@ -168,7 +169,7 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "walscope: error: unknown command %q\nwalscope: hint: Try \"walscope --help\" for the commands.\n", args[1])
 		return exitUsage
 	}
-	err := app.Run(flagsFirst(app, args))
+	err := app.Run(context.Background(), flagsFirst(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -200,7 +201,7 @@ func commandName(args []string) string {
 
 // jobs is the number of workers a command reads with: -j/--jobs, or one
 // per core.
-func jobs(c *cli.Context) int {
+func jobs(c *cli.Command) int {
 	if j := c.Int("jobs"); j > 0 {
 		return j
 	}
@@ -208,7 +209,7 @@ func jobs(c *cli.Context) int {
 }
 
 // loadCatalog reads --catalog, a CSV export of pg_class (none without it).
-func loadCatalog(c *cli.Context) (analyze.Catalog, error) {
+func loadCatalog(c *cli.Command) (analyze.Catalog, error) {
 	f := c.String("catalog")
 	if f == "" {
 		return nil, nil

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	format "github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/xlog"
@@ -40,11 +40,11 @@ func pitrCommand() *cli.Command {
 		Usage:     "the recovery settings that stop just before an event (the first drop, truncate, rewrite, delete or update of a relation), and whether a backup and the archive reach it",
 		ArgsUsage: "PATH...",
 		Flags:     flags,
-		Action:    pitrAction,
+		Action:    act(pitrAction),
 	}
 }
 
-func pitrAction(c *cli.Context) error {
+func pitrAction(c *cli.Command) error {
 	outFormat := c.String("format")
 	if outFormat != "text" && outFormat != "json" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
@@ -180,7 +180,7 @@ func pitrAction(c *cli.Context) error {
 		}
 		return err
 	}
-	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	if outFormat == "json" {
 		err = format.WritePITRJSON(stdout, plan, q.Backup, chosen)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/outfile"
@@ -31,11 +31,11 @@ func reportCommand() *cli.Command {
 			&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ of the cluster"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print where the report was written"},
 		),
-		Action: reportAction,
+		Action: act(reportAction),
 	}
 }
 
-func reportAction(c *cli.Context) error {
+func reportAction(c *cli.Command) error {
 	out := c.String("out")
 	if out == "" {
 		return usageErr("report needs --out FILE")
@@ -99,7 +99,7 @@ func reportAction(c *cli.Context) error {
 		return outputErr("could not write the report %s: %v", out, err)
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "walscope: report written to %s\n", out)
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: report written to %s\n", out)
 	}
 	// As verify: a nightly job learns from the exit code that the WAL read
 	// has problems (the report's verification section lists them).

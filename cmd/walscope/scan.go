@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
@@ -43,8 +43,8 @@ type scanPart struct {
 // to sinks, on the parallel engine (xlog/stream): without a limit, spans of
 // the stream are read on every core, merged in WAL order, and the run ends
 // as a sequential read would.
-func scan(c *cli.Context, stdout *bufio.Writer, plan scanPlan) error {
-	stderr := c.App.ErrWriter
+func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
+	stderr := c.Root().ErrWriter
 	f, listed, err := parseFilter(c, stdout)
 	if err != nil || listed {
 		return err

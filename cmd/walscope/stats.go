@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	format "github.com/walscope/walscope/format"
@@ -26,11 +26,11 @@ func statsCommand() *cli.Command {
 		Usage:     "summarize WAL volume as pg_waldump --stats does",
 		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
 		Flags:     flags,
-		Action:    statsAction,
+		Action:    act(statsAction),
 	}
 }
 
-func statsAction(c *cli.Context) error {
+func statsAction(c *cli.Command) error {
 	var perRecord bool
 	switch by := c.String("by"); by {
 	case "rmgr":
@@ -45,7 +45,7 @@ func statsAction(c *cli.Context) error {
 	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
 	}
-	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	var st analyze.Stats
 	quiet := c.Bool("quiet")
@@ -96,7 +96,7 @@ func (s *statsSink) record(_ *decode.Decoder, d *decode.Record) error {
 // merged in WAL order (what crosses a cut, transactions and the time of the
 // records before a span's first timestamp, is settled by the merge), with a
 // first pass for the redo points when the checkpoint cycles are asked for.
-func breakdownAction(c *cli.Context, by string) error {
+func breakdownAction(c *cli.Command, by string) error {
 	outFormat := c.String("format")
 	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
@@ -142,7 +142,7 @@ func breakdownAction(c *cli.Context, by string) error {
 		defer names.Wait()
 	}
 	b := analyze.NewBreakdown(bucket, redo, start, end)
-	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	quiet := c.Bool("quiet")
 	top := c.Int("top")

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/xlog/archive"
 )
@@ -23,14 +23,14 @@ func verifyCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 			&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ of the cluster"},
 		),
-		Action: verifyAction,
+		Action: act(verifyAction),
 	}
 }
 
 // verifyAction exits 0 when everything checked is valid (a clean end of WAL
 // is valid), 1 when a problem was found, 2 for usage errors and unreadable
 // inputs.
-func verifyAction(c *cli.Context) error {
+func verifyAction(c *cli.Command) error {
 	format := c.String("format")
 	if format != "text" && format != "json" {
 		return usageErr("unrecognized value for option --format: %s", format)
@@ -57,7 +57,7 @@ func verifyAction(c *cli.Context) error {
 		rep.AddArchive(sum, problems)
 		noRecycledEnd(rep, as)
 	}
-	out := bufio.NewWriter(c.App.Writer)
+	out := bufio.NewWriter(c.Root().Writer)
 	defer out.Flush()
 	if format == "json" {
 		enc := json.NewEncoder(out)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	format "github.com/walscope/walscope/format"
@@ -26,7 +26,7 @@ func whatifCommand() *cli.Command {
 		Usage:     "estimate the WAL this stream would have been under other settings",
 		ArgsUsage: "[PATH... | STARTSEG [ENDSEG]]",
 		Flags:     flags,
-		Action:    whatifAction,
+		Action:    act(whatifAction),
 	}
 }
 
@@ -34,11 +34,11 @@ func whatifCommand() *cli.Command {
 // redo points, the wal_level and the block data sizes, then to re-estimate
 // every record under each scenario; meanwhile the engine sizes the images
 // under every wal_compression in parallel spans (analyze.ImagePipeline).
-func whatifAction(c *cli.Context) error { return whatifRun(c, printWhatIf) }
+func whatifAction(c *cli.Command) error { return whatifRun(c, printWhatIf) }
 
 // whatifRun runs the what-if over the input and hands the result to print
 // (not called with --quiet).
-func whatifRun(c *cli.Context, print func(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) error) error {
+func whatifRun(c *cli.Command, print func(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) error) error {
 	outFormat := c.String("format")
 	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
@@ -79,7 +79,7 @@ func whatifRun(c *cli.Context, print func(w *analyze.WhatIf, stdout *bufio.Write
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
 	w := analyze.NewWhatIf(wi)
-	stdout := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	quiet := c.Bool("quiet")
 	return scan(c, stdout, scanPlan{
@@ -171,7 +171,7 @@ func checkpointSettingFlags() []cli.Flag {
 // checkpointSettings reads the checkpoint settings flags into in: the
 // scenarios asked for, and what the stream is assumed to have had (the
 // rest of in.Settings inferred later from the stream's checkpoints).
-func checkpointSettings(c *cli.Context, in *analyze.WhatIfInput) error {
+func checkpointSettings(c *cli.Command, in *analyze.WhatIfInput) error {
 	list := func(name string, parse func(string) error) error {
 		if c.String(name) == "" {
 			return nil

@@ -10,7 +10,7 @@ package cliargs
 import (
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // FlagsFirst moves the flags a command's arguments give after its
@@ -18,11 +18,11 @@ import (
 // --compare A B --out x.html). args is the whole command line, the program
 // name and the command first. After "--" everything is positional; a flag
 // the command does not know is moved as it is, for the parser to refuse.
-func FlagsFirst(app *cli.App, args []string) []string {
+func FlagsFirst(root *cli.Command, args []string) []string {
 	if len(args) < 3 {
 		return args
 	}
-	cmd := app.Command(args[1])
+	cmd := root.Command(args[1])
 	if cmd == nil || cmd.SkipFlagParsing {
 		return args
 	}

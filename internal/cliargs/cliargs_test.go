@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // fuzzApp has commands with the kinds of flags walscope's have: strings,
 // ints and string lists taking a value, with one-letter aliases, and bools
 // (cmd/walscope's TestFlagsFirst checks the real commands).
-func fuzzApp() *cli.App {
+func fuzzApp() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "start", Aliases: []string{"s"}},
 		&cli.StringFlag{Name: "path", Aliases: []string{"p"}},
@@ -23,7 +23,7 @@ func fuzzApp() *cli.App {
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}},
 		&cli.BoolFlag{Name: "compare"},
 	}
-	return &cli.App{Commands: []*cli.Command{
+	return &cli.Command{Commands: []*cli.Command{
 		{Name: "dump", Flags: flags},
 		{Name: "report", Flags: flags},
 		{Name: "raw", Flags: flags, SkipFlagParsing: true},
