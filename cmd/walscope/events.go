@@ -194,7 +194,7 @@ func eventsAction(c *cli.Command) error {
 	defer stdout.Flush()
 	stderr := c.Root().ErrWriter
 	quiet := c.Bool("quiet")
-	ev, res, err := readEvents(in, analyze.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
+	ev, res, bound, err := readEvents(in, analyze.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
 	if err != nil {
 		return err
 	}
@@ -226,15 +226,15 @@ func eventsAction(c *cli.Command) error {
 		}
 	}
 	stdout.Flush()
-	return streamEnd(stderr, res, in.pgMode, quiet)
+	return streamEnd(stderr, res, in.pgMode, quiet, bound)
 }
 
 // readEvents opens the stream, with a progress bar, and reads its events
 // (analyze.ReadEvents: on every core).
-func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes int, stderr io.Writer, quiet bool) (*analyze.Events, stream.Result, error) {
+func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes int, stderr io.Writer, quiet bool) (*analyze.Events, stream.Result, string, error) {
 	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers, SpanBytes: spanBytes})
 	if err != nil {
-		return nil, stream.Result{}, readerSetupError(err)
+		return nil, stream.Result{}, "", readerSetupError(err)
 	}
 	bar := startProgress(stderr, quiet, int64(s.Limit())-int64(s.Start()), int64(s.SegmentSize()))
 	defer bar.finish()
@@ -243,7 +243,7 @@ func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes 
 	}
 	ev, res, err := analyze.ReadEvents(s, cfg, blcksz)
 	if err != nil {
-		return nil, res, readerSetupError(err)
+		return nil, res, "", readerSetupError(err)
 	}
-	return ev, res, nil
+	return ev, res, rangeBound(in, s), nil
 }

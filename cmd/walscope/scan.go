@@ -73,6 +73,7 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 	if bar != nil {
 		s.SetProgress(bar.add)
 	}
+	limited := false // the -n limit ended the reading
 	res, err := stream.Run(s, stream.Job[*scanPart]{
 		NewPart: func(info stream.SpanInfo) *scanPart {
 			return &scanPart{dec: decode.NewDecoder(blcksz), sink: plan.newSink(info.Whole),
@@ -96,6 +97,7 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 			}
 			p.shown++
 			if limit > 0 && p.shown >= limit {
+				limited = true // (one worker with -n: no race)
 				return stream.ErrStop
 			}
 			return nil
@@ -114,12 +116,35 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 		}
 	}
 	stdout.Flush()
-	return streamEnd(stderr, res, in.pgMode, quiet)
+	bound := rangeBound(in, s)
+	if limited {
+		bound = fmt.Sprintf("-n %d: %d records shown", limit, limit)
+	}
+	return streamEnd(stderr, res, in.pgMode, quiet, bound)
+}
+
+// rangeBound is "-e LSN" when the reading ended at the end the command line
+// asked for (the files reach past it), else "".
+func rangeBound(in *input, s *stream.Stream) string {
+	if e := in.opts.End; e != 0 && s.Limit() == e {
+		return "-e " + e.String()
+	}
+	return ""
 }
 
 // streamEnd turns how a reading on the engine ended into the run's
-// outcome, as endOfRun does for a reader's final error.
-func streamEnd(stderr io.Writer, res stream.Result, pgMode, quiet bool) error {
+// outcome, as endOfRun does for a reader's final error. bound, if not "",
+// is what ended a clean reading before the WAL ended (-e, -n): said as
+// such, not as the end of WAL (after `dump -n 2` walscope said "end of WAL
+// at 0/600208 (end of the available files)", which a reader of an incident
+// takes for where the WAL ends).
+func streamEnd(stderr io.Writer, res stream.Result, pgMode, quiet bool, bound string) error {
+	if res.Err == nil && bound != "" {
+		if !pgMode && !quiet {
+			fmt.Fprintf(stderr, "walscope: stopped at %s (%s), not the end of WAL\n", res.End, bound)
+		}
+		return nil
+	}
 	if res.Err == nil {
 		return endOfRun(stderr, res.End, io.EOF, pgMode, quiet)
 	}

@@ -87,3 +87,29 @@ func checkMachineStats(t *testing.T, dir, by string, tl testwal.Timeline, table 
 		}
 	}
 }
+
+// TestStopIsNotEndOfWAL: a reading ended by -n or -e says so; it said
+// "end of WAL at 0/600208 (end of the available files)" after `dump -n 2`,
+// which, read during an incident, places the end of WAL where it is not.
+// In pg_waldump's form nothing is said, as pg_waldump says nothing.
+func TestStopIsNotEndOfWAL(t *testing.T) {
+	wal := sampleWAL(t)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"dump", "-n", "2", wal}, "walscope: stopped at 0/600208 (-n 2: 2 records shown), not the end of WAL\n"},
+		{[]string{"dump", "-e", "0/600300", wal}, "walscope: stopped at 0/6002C0 (-e 0/600300), not the end of WAL\n"},
+		{[]string{"stats", "-e", "0/600300", wal}, "walscope: stopped at 0/6002C0 (-e 0/600300), not the end of WAL\n"},
+		{[]string{"events", "-e", "0/600300", wal}, "walscope: stopped at 0/6002C0 (-e 0/600300), not the end of WAL\n"},
+		{[]string{"whatif", "-e", "0/600300", wal}, "walscope: stopped at 0/6002C0 (-e 0/600300), not the end of WAL\n"},
+		{[]string{"dump", "-n", "99999999", wal}, "walscope: end of WAL at 0/7FFFF0 (end of the available files)\n"},
+		{[]string{"stats", "-e", "0/900000", wal}, "walscope: end of WAL at 0/7FFFF0 (end of the available files)\n"},
+		{[]string{"dump", "-n", "2", "-p", wal, "000000010000000000000006"}, ""},
+	} {
+		_, stderr, code := walscope(t, "", tc.args...)
+		if code != 0 || stderr != tc.says {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.says)
+		}
+	}
+}
