@@ -407,8 +407,10 @@ func newDecoder(c Compression, raw io.Reader) (io.Reader, func(), error) {
 	case Bzip2:
 		return bzip2.NewReader(raw), nil, nil
 	case XZ:
-		// DictCap is a minimum here: the block headers give the size.
-		xr, err := xz.NewReader(raw)
+		// ReaderConfig.DictCap is a minimum here: each block header gives
+		// the dictionary the decoder allocates, so the headers are lowered
+		// to what a WAL file can need first (xzDictCapped).
+		xr, err := xz.NewReader(newXZDictCapped(raw, xlog.MaxSegmentSize))
 		return xr, nil, err
 	case LZMA:
 		// DictCap is a maximum here; the reader also keeps the dictionary
