@@ -110,11 +110,11 @@ func reportAction(c *cli.Command) error {
 	for _, side := range rep.Sides {
 		if side.Verify != nil && !side.Verify.OK() {
 			problems += len(side.Verify.Problems)
-			for i, p := range side.Verify.Problems {
-				byClass[p.Class]++
-				if first == nil {
-					first = &side.Verify.Problems[i]
-				}
+			for class, n := range side.Verify.ByClass {
+				byClass[class] += n
+			}
+			if first == nil {
+				first = &side.Verify.Problems[0]
 			}
 		}
 	}
