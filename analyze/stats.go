@@ -94,6 +94,19 @@ func (s *Stats) Merge(o *Stats) {
 	}
 }
 
+// Reset empties s for counting another range, keeping the per-record-type
+// rows it allocated (cleared): a reading that counts span after span in one
+// Stats writes to memory already touched.
+func (s *Stats) Reset() {
+	rows := s.record
+	for _, b := range rows {
+		if b != nil {
+			*b = [16]Counter{}
+		}
+	}
+	*s = Stats{record: rows}
+}
+
 // Row is one line of the statistics table.
 type Row struct {
 	Name       string // "Heap" or "Heap/INSERT"

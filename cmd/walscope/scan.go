@@ -17,6 +17,12 @@ type recordSink interface {
 	record(dec *decode.Decoder, d *decode.Record) error
 }
 
+// reusableSink is a sink a later span can take over once it is merged:
+// reset makes it what newSink(false) makes, or says it cannot.
+type reusableSink interface {
+	reset() bool
+}
+
 // scanPlan says how a command consumes records.
 type scanPlan struct {
 	// newSink makes a span's sink; direct is set when one sink reads the
@@ -103,6 +109,14 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 			return nil
 		},
 		Merge: func(p *scanPart) error { return plan.merge(p.sink) },
+		Reuse: func(p *scanPart, info stream.SpanInfo) (*scanPart, bool) {
+			// The decoder is kept; the sink too where it can be cleared.
+			if r, ok := p.sink.(reusableSink); !ok || info.Whole || !r.reset() {
+				p.sink = plan.newSink(info.Whole)
+			}
+			p.first, p.start, p.shown = info.Index == 0 && !info.Resumed, info.Span.Start, 0
+			return p, true
+		},
 	})
 	if err != nil {
 		if _, ok := err.(*exitError); ok {

@@ -54,9 +54,9 @@ func statsAction(c *cli.Command) error {
 		headersOnly: true, // counting needs the headers only
 		newSink: func(direct bool) recordSink {
 			if direct {
-				return &statsSink{&st} // one span: counted in place
+				return &statsSink{st: &st, whole: true} // one span: counted in place
 			}
-			return &statsSink{new(analyze.Stats)}
+			return &statsSink{st: new(analyze.Stats)}
 		},
 		merge: func(s recordSink) error {
 			if p := s.(*statsSink).st; p != &st {
@@ -84,7 +84,19 @@ func statsAction(c *cli.Command) error {
 }
 
 // statsSink counts one span's records.
-type statsSink struct{ st *analyze.Stats }
+type statsSink struct {
+	st    *analyze.Stats
+	whole bool // st is the run's total
+}
+
+// reset empties a span's counts, merged, for a later span.
+func (s *statsSink) reset() bool {
+	if s.whole {
+		return false
+	}
+	s.st.Reset()
+	return true
+}
 
 func (s *statsSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.st.Add(d)

@@ -166,6 +166,15 @@ type Job[P any] struct {
 	// Merge is called with each part that is used, in WAL order, on Run's
 	// goroutine. An error from Merge ends Run and is returned by it.
 	Merge func(part P) error
+	// Reuse, when set, is called instead of NewPart with a part Merge is
+	// done with (Run keeps no reference to it after Merge returns), on the
+	// goroutine of a later span: it returns the part NewPart would have
+	// made for info, typically the same one cleared, or false to have
+	// NewPart make one. A reading cut into many spans holding little WAL
+	// (switched segments: a few KB in each 16 MB) then makes about Workers+2
+	// parts, not one per span: in a short run each new part was fresh memory,
+	// paid in page faults, more than the reading of its span (issue 16).
+	Reuse func(part P, info SpanInfo) (P, bool)
 }
 
 // Result says how a reading ended.
@@ -200,6 +209,14 @@ type spanEnd[P any] struct {
 // that cannot open) or Merge's; how the reading ended is in the Result.
 func Run[P any](s *Stream, j Job[P]) (Result, error) {
 	var res Result
+	var free parts[P]
+	merge := func(p P) error {
+		err := j.Merge(p)
+		if err == nil && j.Reuse != nil {
+			free.put(p)
+		}
+		return err
+	}
 	var last spanEnd[P]
 	haveLast := false
 	finish := func(e *spanEnd[P]) {
@@ -217,7 +234,7 @@ func Run[P any](s *Stream, j Job[P]) (Result, error) {
 	}
 	var runErr error
 	RunSpans(s, func(info SpanInfo, stop *atomic.Bool) *spanEnd[P] {
-		return readSpan(s, j, info, false, stop)
+		return readSpan(s, j, &free, info, false, stop)
 	}, func(i int, e *spanEnd[P]) bool {
 		if e.setupErr != nil {
 			runErr = e.setupErr
@@ -227,19 +244,19 @@ func Run[P any](s *Stream, j Job[P]) (Result, error) {
 			// The join does not hold: read on from the last good record as
 			// one reader would, and let that reading end the stream.
 			info := SpanInfo{Index: i, Span: xlog.Span{Start: last.last}, Resumed: true}
-			e = readSpan(s, j, info, true, nil)
+			e = readSpan(s, j, &free, info, true, nil)
 			if e.setupErr != nil {
 				runErr = e.setupErr
 				return false
 			}
-			if err := j.Merge(e.part); err != nil {
+			if err := merge(e.part); err != nil {
 				runErr = err
 				return false
 			}
 			finish(e)
 			return false
 		}
-		if err := j.Merge(e.part); err != nil {
+		if err := merge(e.part); err != nil {
 			runErr = err
 			return false
 		}
@@ -252,9 +269,41 @@ func Run[P any](s *Stream, j Job[P]) (Result, error) {
 	return res, runErr
 }
 
+// parts holds the parts Merge is done with, for Job.Reuse.
+type parts[P any] struct {
+	mu   sync.Mutex
+	list []P
+}
+
+func (f *parts[P]) put(p P) {
+	f.mu.Lock()
+	f.list = append(f.list, p)
+	f.mu.Unlock()
+}
+
+// newPart is a merged part j.Reuse takes, else NewPart's.
+func (f *parts[P]) newPart(j Job[P], info SpanInfo) P {
+	if j.Reuse != nil {
+		f.mu.Lock()
+		var p P
+		ok := len(f.list) > 0
+		if ok {
+			p = f.list[len(f.list)-1]
+			f.list = f.list[:len(f.list)-1]
+		}
+		f.mu.Unlock()
+		if ok {
+			if p, ok = j.Reuse(p, info); ok {
+				return p
+			}
+		}
+	}
+	return j.NewPart(info)
+}
+
 // readSpan reads one span into a new part. With skipFirst (a re-read from the
 // previous span's last record) that record, already merged, is not handed on.
-func readSpan[P any](s *Stream, j Job[P], info SpanInfo, skipFirst bool, stop *atomic.Bool) *spanEnd[P] {
+func readSpan[P any](s *Stream, j Job[P], free *parts[P], info SpanInfo, skipFirst bool, stop *atomic.Bool) *spanEnd[P] {
 	e := &spanEnd[P]{}
 	opts := s.cfg.Reader
 	opts.Start, opts.StopAt = info.Span.Start, info.Span.Stop
@@ -265,7 +314,7 @@ func readSpan[P any](s *Stream, j Job[P], info SpanInfo, skipFirst bool, stop *a
 		return e
 	}
 	defer r.Close()
-	e.part = j.NewPart(info)
+	e.part = free.newPart(j, info)
 	reported := info.Span.Start
 	for n := 0; ; n++ {
 		if n&1023 == 1023 && stop != nil && stop.Load() {

@@ -75,8 +75,15 @@ func sequential(t *testing.T, src xlog.Source, opts xlog.Options, stopAt xlog.LS
 // parallel reads src with Run; each part is the records of one span.
 func parallel(t *testing.T, s *Stream, stopAt xlog.LSN, stopErr error) (got, Result) {
 	t.Helper()
+	return parallelJob(t, s, stopAt, stopErr, false)
+}
+
+// parallelJob is parallel, with reuse a Job that hands merged parts on to
+// later spans (Job.Reuse).
+func parallelJob(t *testing.T, s *Stream, stopAt xlog.LSN, stopErr error, reuse bool) (got, Result) {
+	t.Helper()
 	var g got
-	res, err := Run(s, Job[*[]recID]{
+	job := Job[*[]recID]{
 		NewPart: func(SpanInfo) *[]recID { return new([]recID) },
 		Record: func(p *[]recID, rec *xlog.Record) error {
 			*p = append(*p, idOf(rec))
@@ -89,7 +96,14 @@ func parallel(t *testing.T, s *Stream, stopAt xlog.LSN, stopErr error) (got, Res
 			g.recs = append(g.recs, *p...)
 			return nil
 		},
-	})
+	}
+	if reuse {
+		job.Reuse = func(p *[]recID, _ SpanInfo) (*[]recID, bool) {
+			*p = (*p)[:0]
+			return p, true
+		}
+	}
+	res, err := Run(s, job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,14 +180,15 @@ func TestParallelEqualsSequential(t *testing.T) {
 			}
 			seg := int(s0.SegmentSize())
 			spans := 0
-			for _, c := range []struct{ workers, segs int }{{2, 1}, {3, 1}, {2, 3}, {5, 2}, {4, 7}} {
+			for i, c := range []struct{ workers, segs int }{{2, 1}, {3, 1}, {2, 3}, {5, 2}, {4, 7}, {2, 1}, {3, 1}} {
 				s, err := Open(src, Config{Reader: opts, Workers: c.workers, SpanBytes: c.segs*seg + seg/3})
 				if err != nil {
 					t.Fatal(err)
 				}
 				spans = max(spans, len(s.Spans()))
-				have, _ := parallel(t, s, 0, nil)
-				same(t, fmt.Sprintf("%d workers, %d-segment spans", c.workers, c.segs), want, have)
+				reuse := i >= 5 // the last ones again, with merged parts reused
+				have, _ := parallelJob(t, s, 0, nil, reuse)
+				same(t, fmt.Sprintf("%d workers, %d-segment spans, reuse %v", c.workers, c.segs, reuse), want, have)
 			}
 			if spans < 2 && len(src.Segments()) > 1 {
 				t.Errorf("%d segments read in %d span", len(src.Segments()), spans)
@@ -196,7 +211,7 @@ func TestParallelEqualsSequential(t *testing.T) {
 			stopAt := want.recs[len(want.recs)*2/3].lsn
 			for _, stopErr := range []error{errors.New("enough"), ErrStop} {
 				s, _ := Open(src, Config{Reader: opts, Workers: 3, SpanBytes: seg})
-				have, res := parallel(t, s, stopAt, stopErr)
+				have, res := parallelJob(t, s, stopAt, stopErr, stopErr == ErrStop)
 				same(t, fmt.Sprintf("stopping with %v", stopErr), sequential(t, src, opts, stopAt, stopErr), have)
 				if stopErr != ErrStop && !errors.Is(res.Err, stopErr) {
 					t.Errorf("Result.Err %v, want the Job's error", res.Err)
@@ -244,29 +259,108 @@ func TestFailedJoinReadsOn(t *testing.T) {
 		}
 	}
 	s.spans[1].Start = first + 1
-	var resumed atomic.Int32
-	var g got
-	res, err := Run(s, Job[*[]recID]{
-		NewPart: func(info SpanInfo) *[]recID {
-			if info.Resumed {
-				resumed.Add(1)
+	for _, reuse := range []bool{false, true} {
+		var resumed atomic.Int32
+		var g got
+		job := Job[*[]recID]{
+			NewPart: func(info SpanInfo) *[]recID {
+				if info.Resumed {
+					resumed.Add(1)
+				}
+				return new([]recID)
+			},
+			Record: func(p *[]recID, rec *xlog.Record) error { *p = append(*p, idOf(rec)); return nil },
+			Merge:  func(p *[]recID) error { g.recs = append(g.recs, *p...); return nil },
+		}
+		if reuse {
+			job.Reuse = func(p *[]recID, info SpanInfo) (*[]recID, bool) {
+				if info.Resumed {
+					resumed.Add(1)
+				}
+				*p = (*p)[:0]
+				return p, true
 			}
-			return new([]recID)
-		},
-		Record: func(p *[]recID, rec *xlog.Record) error { *p = append(*p, idOf(rec)); return nil },
-		Merge:  func(p *[]recID) error { g.recs = append(g.recs, *p...); return nil },
-	})
+		}
+		res, err := Run(s, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.end = res.End
+		if res.Err != nil {
+			g.err = res.Err.Error()
+		}
+		if resumed.Load() != 1 {
+			t.Errorf("reuse %v: %d resumed readings, want 1", reuse, resumed.Load())
+		}
+		same(t, fmt.Sprintf("with a failed join, reuse %v", reuse), want, g)
+	}
+}
+
+// TestReuseBoundsParts: with Job.Reuse, a reading of many spans makes no
+// more parts than can be in flight (Workers reading, one more read and
+// waiting: the engine's look-ahead bound, and the part a failed join
+// resumes with), hands every later span a merged part, and delivers what
+// one reader delivers; a Reuse that declines has NewPart make the part.
+func TestReuseBoundsParts(t *testing.T) {
+	var set testwal.Set
+	for _, s := range testwal.Sets(t) {
+		if s.Name == "fixtures/pg15-replica-lz4" {
+			set = s
+		}
+	}
+	if set.Dir == "" {
+		t.Fatal("fixtures/pg15-replica-lz4 missing")
+	}
+	src, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.end = res.End
-	if res.Err != nil {
-		g.err = res.Err.Error()
+	opts := xlog.Options{FollowHistory: true}
+	want := sequential(t, src, opts, 0, nil)
+	for _, workers := range []int{2, 3} {
+		for _, decline := range []bool{false, true} {
+			s, err := Open(src, Config{Reader: opts, Workers: workers, SpanBytes: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Spans()) < 4*workers {
+				t.Fatalf("%d spans", len(s.Spans()))
+			}
+			var made, reused atomic.Int32
+			var g got
+			res, err := Run(s, Job[*[]recID]{
+				NewPart: func(SpanInfo) *[]recID { made.Add(1); return new([]recID) },
+				Record:  func(p *[]recID, rec *xlog.Record) error { *p = append(*p, idOf(rec)); return nil },
+				Merge:   func(p *[]recID) error { g.recs = append(g.recs, *p...); return nil },
+				Reuse: func(p *[]recID, _ SpanInfo) (*[]recID, bool) {
+					if decline {
+						return nil, false
+					}
+					reused.Add(1)
+					*p = (*p)[:0]
+					return p, true
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.end = res.End
+			if res.Err != nil {
+				g.err = res.Err.Error()
+			}
+			what := fmt.Sprintf("%d workers, %d spans, decline %v", workers, len(s.Spans()), decline)
+			same(t, what, want, g)
+			total := int(made.Load() + reused.Load())
+			switch {
+			case total != len(s.Spans()):
+				t.Errorf("%s: %d parts made and %d reused, want one per span", what, made.Load(), reused.Load())
+			case decline && reused.Load() != 0:
+				t.Errorf("%s: %d parts reused", what, reused.Load())
+			case !decline && int(made.Load()) > workers+2:
+				t.Errorf("%s: %d parts made, more than %d workers can have in flight", what, made.Load(), workers)
+			}
+		}
 	}
-	if resumed.Load() != 1 {
-		t.Errorf("%d resumed readings, want 1", resumed.Load())
-	}
-	same(t, "with a failed join", want, g)
 }
 
 func TestCheckJoin(t *testing.T) {
