@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -137,26 +138,66 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// commands are walscope's commands, by name. A run builds only the one it
+// runs (all of them for the root's help and --version): each command's flags
+// and urfave/cli's set-up of them were a tenth of the start of a run
+// (issue 16).
+var commands = []commandEntry{
+	{"dump", dumpCommand},
+	{"stats", statsCommand},
+	{"verify", verifyCommand},
+	{"whatif", whatifCommand},
+	{"advise", adviseCommand},
+	{"compare", compareCommand},
+	{"ls", lsCommand},
+	{"export", exportCommand},
+	{"report", reportCommand},
+	{"events", eventsCommand},
+	{"pitr", pitrCommand},
+}
+
+type commandEntry struct {
+	name  string
+	build func() *cli.Command
+}
+
+// isCommand reports whether name is one of walscope's commands.
+func isCommand(name string) bool {
+	return slices.ContainsFunc(commands, func(c commandEntry) bool { return c.name == name })
+}
+
+// buildCommands returns the command named name, or every command when name
+// is none of them.
+func buildCommands(name string) []*cli.Command {
+	for _, c := range commands {
+		if c.name == name {
+			return []*cli.Command{c.build()}
+		}
+	}
+	all := make([]*cli.Command, len(commands))
+	for i, c := range commands {
+		all[i] = c.build()
+	}
+	return all
+}
+
 func runApp(args []string, stdout, stderr io.Writer) int {
+	name := commandName(args)
+	if name != "" && !strings.HasPrefix(name, "-") && name != "help" && name != "h" && !isCommand(name) {
+		fmt.Fprintf(stderr, "walscope: error: unknown command %q\nwalscope: hint: Try \"walscope --help\" for the commands.\n", name)
+		return exitUsage
+	}
+	version := "" // the root's --version and help only (the build info is parsed)
+	if !isCommand(name) {
+		version = versionString()
+	}
 	app := &cli.Command{
-		Name:      "walscope",
-		Usage:     "read, validate and analyze PostgreSQL WAL offline",
-		Version:   versionString(),
-		Writer:    stdout,
-		ErrWriter: stderr,
-		Commands: []*cli.Command{
-			dumpCommand(),
-			statsCommand(),
-			verifyCommand(),
-			whatifCommand(),
-			adviseCommand(),
-			compareCommand(),
-			lsCommand(),
-			exportCommand(),
-			reportCommand(),
-			eventsCommand(),
-			pitrCommand(),
-		},
+		Name:           "walscope",
+		Usage:          "read, validate and analyze PostgreSQL WAL offline",
+		Version:        version,
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		Commands:       buildCommands(name),
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return usageErr("%v", err)
@@ -164,10 +205,6 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, cmd := range app.Commands {
 		prepareCommand(cmd)
-	}
-	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && args[1] != "h" && app.Command(args[1]) == nil {
-		fmt.Fprintf(stderr, "walscope: error: unknown command %q\nwalscope: hint: Try \"walscope --help\" for the commands.\n", args[1])
-		return exitUsage
 	}
 	err := app.Run(context.Background(), flagsFirst(app, args))
 	if err == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/walscope/walscope/internal/testwal"
@@ -24,4 +25,37 @@ func walscope(t *testing.T, dir string, args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
 	code := run(append([]string{"walscope"}, args...), &out, &errb)
 	return out.String(), errb.String(), code
+}
+
+// TestCommandsBuiltAlone: a run builds only the command it runs, so the
+// table's names must be the commands' own, and a command's help and usage
+// errors are the same built alone as among all of them; the root's help
+// lists every command.
+func TestCommandsBuiltAlone(t *testing.T) {
+	out, _, code := walscope(t, "", "--help")
+	if code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for _, c := range commands {
+		cmd := c.build()
+		if cmd.Name != c.name {
+			t.Errorf("table entry %q builds command %q", c.name, cmd.Name)
+		}
+		if !strings.Contains(out, "\n   "+c.name+" ") {
+			t.Errorf("--help does not list %s:\n%s", c.name, out)
+		}
+		alone, _, code := walscope(t, "", c.name, "--help")
+		if code != 0 || !strings.Contains(alone, "walscope "+c.name) {
+			t.Errorf("%s --help: exit %d:\n%s", c.name, code, alone)
+		}
+		// The same help through the root's help command, which builds all.
+		viaRoot, _, code := walscope(t, "", "help", c.name)
+		if code != 0 || viaRoot != alone {
+			t.Errorf("help %s (all commands built): exit %d, differs from %s --help:\n%s\n---\n%s", c.name, code, c.name, viaRoot, alone)
+		}
+		_, stderr, code := walscope(t, "", c.name, "--bogus")
+		if code != exitUsage || !strings.Contains(stderr, "usage: walscope "+c.name) {
+			t.Errorf("%s --bogus: exit %d, %q", c.name, code, stderr)
+		}
+	}
 }
