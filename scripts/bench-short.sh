@@ -4,9 +4,10 @@
 #
 # Makes, once (kept in $BENCH_DIR, default /tmp/walscope-bench-short), an
 # archive with Debian's postgresql-15: 16 MB segments, wal_level replica,
-# archive_command cp, then SWITCHES (default 200) rounds of a little work (one
-# insert) and `select pg_switch_wal()`, so that most segments hold a few KB of
-# WAL followed by zeroes. Then times, on the same files, RUNS alternating runs
+# archive_command cp (sparse: the zeroes after each switch take no disk),
+# then SWITCHES (default 200) rounds of a little work (one insert) and
+# `select pg_switch_wal()`, so that most segments hold a few KB of WAL
+# followed by zeroes. Then times, on the same files, RUNS alternating runs
 # of each pair (default 7) and prints the median times and ratios:
 #   pg_waldump --stats=record  vs  walscope stats --by record
 #   pg_waldump -q              vs  walscope verify
@@ -36,7 +37,7 @@ listen_addresses = ''
 unix_socket_directories = '$B/sock'
 wal_level = replica
 archive_mode = on
-archive_command = 'cp %p $B/archive/%f'
+archive_command = 'cp --sparse=always %p $B/archive/%f'
 CONF
   trap '$as "$bin/pg_ctl -D $B/data -m fast -w stop" >/dev/null 2>&1 || true' EXIT
   $as "$bin/pg_ctl -D $B/data -l $B/server.log -w start" >/dev/null
