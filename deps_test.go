@@ -26,10 +26,11 @@ var allowed = map[string][]string{
 	"format":               {"xlog", "decode", "rmgr", "analyze"},
 	"report":               {"xlog", "decode", "rmgr", "analyze", "format"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "analyze", "internal/outfile"},
-	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "analyze", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "analyze", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},
 	"internal/outfile":     {}, // outputs: atomic replacement, devices streamed to, temporary files removed on a signal
 	"internal/cliargs":     {}, // flags after positional arguments, moved in front (its fuzz target in a small binary)
+	"internal/prefault":    {}, // the executable's code mapped in one call at start (main only)
 	"internal/archivetest": {},
 	"internal/restoretest": {},
 	"scripts/pglzbench":    {"xlog", "decode"}, // bench-pglz.sh's pages and Go side

@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/internal/outfile"
+	_ "github.com/walscope/walscope/internal/prefault" // the start's page faults in one call (issue 16)
 )
 
 // Exit codes.
