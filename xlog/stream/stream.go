@@ -7,7 +7,10 @@
 // type P; parts are handed to the caller's Merge one after another in WAL
 // order. At most Workers spans are read at once, and at most Workers+1 are
 // read but not yet merged, so memory is bounded by the parts, not by the
-// stream.
+// stream. Where spans read fast (switched segments holding a few KB of WAL
+// each), consecutive planned spans are read as one, by one reader into one
+// part, so that each reading lasts about a millisecond or more (jobTarget):
+// the hand-offs between threads then cost little beside it.
 //
 // Every join is checked: the first record of a span must start where the
 // previous span's last record ended, and name that record as its xl_prev. A
@@ -36,6 +39,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/walscope/walscope/xlog"
 )
@@ -118,6 +122,7 @@ func Open(src xlog.Source, cfg Config) (*Stream, error) {
 }
 
 // Spans returns the planned spans, in WAL order; the last one's Stop is 0.
+// A part may cover several consecutive ones (SpanInfo.Span).
 func (s *Stream) Spans() []xlog.Span { return s.spans }
 
 // Start is where reading begins (Config.Reader.Start, or the start of the
@@ -142,8 +147,8 @@ func (s *Stream) SystemID() uint64 { return s.sysID }
 
 // SpanInfo tells a part which stretch of the stream it reads.
 type SpanInfo struct {
-	Index int       // in WAL order; a re-read after a failed join keeps the index of the span it replaces
-	Span  xlog.Span // the records that start in [Start, Stop); Stop 0: to the end
+	Index int       // of its first planned span (Spans), in WAL order; a re-read after a failed join keeps the index of the span it replaces
+	Span  xlog.Span // the records that start in [Start, Stop); Stop 0: to the end; one or more planned spans
 	// Whole is set when this one part reads the whole stream: it may then
 	// write its output as it goes.
 	Whole bool
@@ -200,8 +205,9 @@ type spanEnd[P any] struct {
 	firstPrev xlog.LSN
 	last      xlog.LSN
 	end       xlog.LSN
-	err       error // io.EOF at the span's stop or the stream's end
-	stopped   bool  // Record returned ErrStop
+	err       error    // io.EOF at the span's stop or the stream's end
+	stopped   bool     // Record returned ErrStop
+	spanStop  xlog.LSN // the Stop of the span read (0: to the end)
 	setupErr  error
 }
 
@@ -264,7 +270,7 @@ func Run[P any](s *Stream, j Job[P]) (Result, error) {
 		if e.records > 0 {
 			last, haveLast = *e, true
 		}
-		return e.err == io.EOF && !e.stopped && s.spans[i].Stop != 0
+		return e.err == io.EOF && !e.stopped && e.spanStop != 0
 	})
 	return res, runErr
 }
@@ -304,7 +310,7 @@ func (f *parts[P]) newPart(j Job[P], info SpanInfo) P {
 // readSpan reads one span into a new part. With skipFirst (a re-read from the
 // previous span's last record) that record, already merged, is not handed on.
 func readSpan[P any](s *Stream, j Job[P], free *parts[P], info SpanInfo, skipFirst bool, stop *atomic.Bool) *spanEnd[P] {
-	e := &spanEnd[P]{}
+	e := &spanEnd[P]{spanStop: info.Span.Stop}
 	opts := s.cfg.Reader
 	opts.Start, opts.StopAt = info.Span.Start, info.Span.Stop
 	opts.Continues = info.Index > 0
@@ -373,11 +379,12 @@ func CheckJoin(prevLast, prevEnd, first, firstPrev xlog.LSN) error {
 
 // RunSpans is the scheduler under Run, for readings that drive their own
 // reader per span (one that resynchronises after damage, say): read is
-// called for every span, at most Config.Workers at once, each on its own
+// called for consecutive stretches of one or more planned spans that cover
+// the stream (info.Span), at most Config.Workers at once, each on its own
 // goroutine, and may poll stop to end early; merge is called with the results
-// in WAL order, on RunSpans' goroutine, and returns whether to go on. Spans
-// after the one merge stopped at are not read, or their results dropped;
-// RunSpans returns when no read is running any more.
+// in WAL order, with info.Index, on RunSpans' goroutine, and returns whether
+// to go on. Spans after the one merge stopped at are not read, or their
+// results dropped; RunSpans returns when no read is running any more.
 func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, merge func(index int, r R) bool) {
 	spans := s.spans
 	workers := max(1, s.cfg.Workers)
@@ -395,23 +402,27 @@ func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, m
 		}
 		return
 	}
-	results := make([]chan R, len(spans))
-	for i := range results {
-		results[i] = make(chan R, 1)
+	type job struct {
+		index int // its first planned span
+		out   chan R
 	}
+	// jobs carries the jobs started, in WAL order, to the merging loop.
+	jobs := make(chan job, len(spans))
 	var stop atomic.Bool
-	// slots bounds the spans read but not yet merged; sem the spans being
+	// slots bounds the jobs read but not yet merged; sem the jobs being
 	// read. wg counts the scheduler and the readers it starts: RunSpans
 	// returns only when none is left, so that the caller may close the
 	// source.
 	slots := make(chan struct{}, workers+1)
 	sem := make(chan struct{}, workers)
 	done := make(chan struct{})
+	size := newJobSizer(s)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i, sp := range spans {
+		defer close(jobs)
+		for i := 0; i < len(spans); {
 			select {
 			case slots <- struct{}{}:
 			case <-done:
@@ -422,12 +433,20 @@ func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, m
 				<-sem
 				return
 			}
+			n := size.spans(len(spans) - i)
+			info := SpanInfo{Index: i, Span: xlog.Span{Start: spans[i].Start, Stop: spans[i+n-1].Stop}, Whole: len(spans) == 1}
+			j := job{index: i, out: make(chan R, 1)}
+			jobs <- j
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] <- read(SpanInfo{Index: i, Span: sp, Whole: len(spans) == 1}, &stop)
+				t := time.Now()
+				r := read(info, &stop)
+				size.took(n, time.Since(t))
+				j.out <- r
 				<-sem
 			}()
+			i += n
 		}
 	}()
 	defer func() {
@@ -435,13 +454,59 @@ func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, m
 		close(done)
 		wg.Wait()
 	}()
-	for i := range spans {
-		r := <-results[i]
+	for j := range jobs {
+		r := <-j.out
 		<-slots
-		if !merge(i, r) {
+		if !merge(j.index, r) {
 			return
 		}
 	}
+}
+
+// jobTarget is how long one job of the parallel reading should take: a job
+// reads one planned span, or several consecutive ones where spans read fast.
+// Each job costs goroutine hand-offs between threads (a few to tens of
+// µs on a virtual machine); on dense WAL a 32 MiB span takes tens of
+// milliseconds and is a job of its own, but on an archive of switched
+// segments (a few KB of WAL in each 16 MB file) a span took 70 µs, and two
+// readers were slower than one (issue 16). A variable, for the tests.
+var jobTarget = 2 * time.Millisecond
+
+// maxJobBytes bounds the WAL one job covers, whatever the spans before it
+// took: a stretch of switched segments followed by dense WAL then costs at
+// most this much read by one reader.
+const maxJobBytes = 1 << 30
+
+// jobSizer decides how many planned spans the next job covers, from how
+// long the last job took a span: twice as many while they are fast, fewer
+// at once when they are slow.
+type jobSizer struct {
+	max int // spans in maxJobBytes
+	n   atomic.Int64
+}
+
+func newJobSizer(s *Stream) *jobSizer {
+	z := &jobSizer{max: 1}
+	if len(s.spans) > 1 && s.spans[0].Stop > s.spans[0].Start {
+		z.max = max(1, int(maxJobBytes/uint64(s.spans[0].Stop-s.spans[0].Start)))
+	}
+	z.n.Store(1)
+	return z
+}
+
+// spans returns the size of the next job, at most left.
+func (z *jobSizer) spans(left int) int {
+	return max(1, min(int(z.n.Load()), left))
+}
+
+// took records that a job of n spans took d.
+func (z *jobSizer) took(n int, d time.Duration) {
+	perSpan := d / time.Duration(n)
+	next := 2 * n
+	if perSpan > 0 {
+		next = min(next, int(jobTarget/perSpan))
+	}
+	z.n.Store(int64(max(1, min(next, z.max))))
 }
 
 // SetProgress sets Config.Progress, for a caller that sizes its progress

@@ -22,6 +22,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// withJobTarget sets how long a job should last for the rest of the test:
+// 0 reads every planned span as a job of its own, an hour makes every job
+// after the first ones cover many spans.
+func withJobTarget(t *testing.T, d time.Duration) {
+	old := jobTarget
+	jobTarget = d
+	t.Cleanup(func() { jobTarget = old })
+}
+
 // got is what a reading delivered: every record's identity, and its end.
 type got struct {
 	recs []recID
@@ -180,15 +189,23 @@ func TestParallelEqualsSequential(t *testing.T) {
 			}
 			seg := int(s0.SegmentSize())
 			spans := 0
-			for i, c := range []struct{ workers, segs int }{{2, 1}, {3, 1}, {2, 3}, {5, 2}, {4, 7}, {2, 1}, {3, 1}} {
+			defaultTarget := jobTarget
+			withJobTarget(t, defaultTarget) // restored however the test ends
+			for i, c := range []struct{ workers, segs int }{{2, 1}, {3, 1}, {2, 3}, {5, 2}, {4, 7}, {2, 1}, {3, 1}, {2, 1}, {3, 2}} {
 				s, err := Open(src, Config{Reader: opts, Workers: c.workers, SpanBytes: c.segs*seg + seg/3})
 				if err != nil {
 					t.Fatal(err)
 				}
 				spans = max(spans, len(s.Spans()))
-				reuse := i >= 5 // the last ones again, with merged parts reused
+				reuse := i >= 5 && i < 7   // with merged parts reused
+				target := time.Duration(0) // a job per span
+				if i >= 7 {
+					target = time.Hour // jobs of many spans
+				}
+				jobTarget = target
 				have, _ := parallelJob(t, s, 0, nil, reuse)
-				same(t, fmt.Sprintf("%d workers, %d-segment spans, reuse %v", c.workers, c.segs, reuse), want, have)
+				jobTarget = defaultTarget
+				same(t, fmt.Sprintf("%d workers, %d-segment spans, reuse %v, job target %v", c.workers, c.segs, reuse, target), want, have)
 			}
 			if spans < 2 && len(src.Segments()) > 1 {
 				t.Errorf("%d segments read in %d span", len(src.Segments()), spans)
@@ -317,6 +334,7 @@ func TestReuseBoundsParts(t *testing.T) {
 	}
 	opts := xlog.Options{FollowHistory: true}
 	want := sequential(t, src, opts, 0, nil)
+	withJobTarget(t, 0) // a part per planned span
 	for _, workers := range []int{2, 3} {
 		for _, decline := range []bool{false, true} {
 			s, err := Open(src, Config{Reader: opts, Workers: workers, SpanBytes: 1})
@@ -385,8 +403,9 @@ func TestCheckJoin(t *testing.T) {
 	}
 }
 
-// TestBoundedLookAhead: however slow the merging, at most Workers+1 spans
-// are read but not yet merged.
+// TestBoundedLookAhead: however slow the merging, at most Workers+1 jobs
+// are read but not yet merged; the jobs cover the planned spans in order,
+// one each or several where they read fast.
 func TestBoundedLookAhead(t *testing.T) {
 	// the set with the most segments
 	var src *xlog.DirSource
@@ -406,24 +425,38 @@ func TestBoundedLookAhead(t *testing.T) {
 	if len(s.Spans()) < 6 {
 		t.Fatalf("%d spans", len(s.Spans()))
 	}
-	var read, merged, worst atomic.Int32
-	RunSpans(s, func(info SpanInfo, _ *atomic.Bool) int {
-		if n := read.Add(1) - merged.Load(); n > worst.Load() {
-			worst.Store(n)
+	for _, target := range []time.Duration{0, jobTarget, time.Hour} {
+		withJobTarget(t, target)
+		var read, merged, worst atomic.Int32
+		var next xlog.LSN = s.Spans()[0].Start
+		jobs := 0
+		RunSpans(s, func(info SpanInfo, _ *atomic.Bool) SpanInfo {
+			if n := read.Add(1) - merged.Load(); n > worst.Load() {
+				worst.Store(n)
+			}
+			return info
+		}, func(i int, got SpanInfo) bool {
+			// Jobs are consecutive stretches of planned spans, in order.
+			if got.Index != i || got.Span.Start != next || s.Spans()[i].Start != next {
+				t.Errorf("job target %v: job %+v merged as %d, the next was to start at %s", target, got, i, next)
+			}
+			next = got.Span.Stop
+			jobs++
+			merged.Add(1)
+			return true
+		})
+		if worst.Load() > 3 {
+			t.Errorf("job target %v: %d jobs read ahead of the merge, want at most 3", target, worst.Load())
 		}
-		return info.Index
-	}, func(i int, got int) bool {
-		if got != i {
-			t.Errorf("span %d merged as %d", got, i)
+		if next != 0 {
+			t.Errorf("job target %v: the jobs merged end at %s, not at the end of the stream", target, next)
 		}
-		merged.Add(1)
-		return true
-	})
-	if worst.Load() > 3 {
-		t.Errorf("%d spans read ahead of the merge, want at most 3", worst.Load())
-	}
-	if int(merged.Load()) != len(s.Spans()) {
-		t.Errorf("%d of %d spans merged", merged.Load(), len(s.Spans()))
+		switch {
+		case target == 0 && jobs != len(s.Spans()):
+			t.Errorf("job target 0: %d jobs for %d spans, want one each", jobs, len(s.Spans()))
+		case target == time.Hour && jobs > len(s.Spans())/2:
+			t.Errorf("job target 1h: %d jobs for %d spans: fast spans not read together", jobs, len(s.Spans()))
+		}
 	}
 }
 
@@ -499,5 +532,42 @@ func TestOneSpanReadInline(t *testing.T) {
 		if err != nil || res.Records == 0 || !xlog.IsEndOfWAL(res.Err) {
 			t.Errorf("workers %d: %d records, %v, %v", cfg.Workers, res.Records, err, res.Err)
 		}
+	}
+}
+
+// TestJobSizer: a job covers twice as many spans as the last while spans
+// read faster than jobTarget, as many as fit in jobTarget when they read
+// slower, never fewer than one nor more than maxJobBytes of WAL.
+func TestJobSizer(t *testing.T) {
+	withJobTarget(t, 2*time.Millisecond)
+	z := &jobSizer{max: 64}
+	z.n.Store(1)
+	steps := []struct {
+		n    int
+		took time.Duration
+		want int
+	}{
+		{1, 10 * time.Microsecond, 2},   // fast: double
+		{2, 20 * time.Microsecond, 4},   //
+		{4, 40 * time.Microsecond, 8},   //
+		{8, 4 * time.Millisecond, 4},    // 500 µs a span: 4 fit in 2 ms
+		{4, 40 * time.Millisecond, 1},   // 10 ms a span: one
+		{1, 0, 2},                       // too fast to time
+		{64, 64 * time.Microsecond, 64}, // capped by maxJobBytes
+		{1, 50 * time.Millisecond, 1},   // slow
+	}
+	for i, s := range steps {
+		z.took(s.n, s.took)
+		if got := z.spans(1 << 20); got != s.want {
+			t.Errorf("step %d: after %d spans in %v the next job covers %d, want %d", i, s.n, s.took, got, s.want)
+		}
+	}
+	if got := z.spans(3); got > 3 {
+		t.Errorf("%d spans with 3 left", got)
+	}
+	// The cap from the stream: 1 GiB of 16 MB spans.
+	s := &Stream{spans: []xlog.Span{{Start: 0, Stop: 16 << 20}, {Start: 16 << 20}}}
+	if z := newJobSizer(s); z.max != maxJobBytes/(16<<20) || z.spans(10) != 1 {
+		t.Errorf("max %d, first job %d spans", z.max, z.spans(10))
 	}
 }
