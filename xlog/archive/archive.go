@@ -87,7 +87,11 @@ type entry struct {
 	file   string // the file on disk (the tar file for a member)
 	tar    *tarArchive
 	member *tarMember
-	size   int64 // bytes stored
+	size   int64 // bytes stored (storedSize)
+	// lazySize: a local file listed as regular by its directory entry alone;
+	// its size is read the first time it is asked (storedSize).
+	lazySize bool
+	sizeOnce sync.Once
 	// hint is what an index says of the file's compression (Barman's xlog.db).
 	hint string
 	// missing: listed by an index, absent from the disk.
@@ -710,6 +714,14 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 			continue
 		}
 		p := s.tree.Join(dir, de.Name())
+		n, named := ParseName(de.Name())
+		if _, local := s.tree.(LocalTree); local && named && de.Type().IsRegular() {
+			// A regular file by its directory entry (d_type): no lstat
+			// while listing, which was a fifth of the time stats took a
+			// switched segment (issue 16); the size is read if asked.
+			s.entries = append(s.entries, &entry{key: p, name: n, layout: layout, file: p, lazySize: true})
+			continue
+		}
 		info, err := de.Info()
 		if err != nil {
 			s.notRead = append(s.notRead, NotRead{Path: p, Reason: "could not be examined: " + err.Error()})
@@ -721,7 +733,7 @@ func (s *Source) scanFlat(dir string, layout Layout, tars bool) error {
 				continue
 			}
 		}
-		if n, ok := ParseName(de.Name()); ok {
+		if named {
 			s.entries = append(s.entries, &entry{key: p, name: n, layout: layout, file: p, size: info.Size()})
 			continue
 		}
@@ -801,7 +813,24 @@ func plainSize(e *entry) (int64, bool) {
 	if e.member != nil {
 		return e.member.size, true
 	}
+	if e.lazySize {
+		return 0, true // not examined: the reader sizes its window by the segment
+	}
 	return e.size, true
+}
+
+// storedSize returns the bytes the entry stores, examining a file listed by
+// its directory entry alone the first time it is asked (0 if it cannot be
+// examined any more: opening it then says why).
+func (e *entry) storedSize(t Tree) int64 {
+	if e.lazySize {
+		e.sizeOnce.Do(func() {
+			if info, err := t.Stat(e.file); err == nil {
+				e.size = info.Size()
+			}
+		})
+	}
+	return e.size
 }
 
 // ErrLayout reports a directory whose layout is ambiguous.

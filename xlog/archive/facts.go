@@ -222,10 +222,10 @@ func (s *Source) each(idx []int, fn func(int)) {
 	wg.Wait()
 }
 
-// baseFact is what an entry's name and place say.
-func baseFact(e *entry) FileFact {
+// baseFact is what an entry's name, place and stored size say.
+func (s *Source) baseFact(e *entry) FileFact {
 	f := FileFact{Name: e.name.Canonical, Timeline: e.name.TLI, Layout: e.layout, Path: e.file,
-		StoredSize: e.size, Size: -1, Kind: "segment", IndexCompression: e.hint}
+		StoredSize: e.storedSize(s.tree), Size: -1, Kind: "segment", IndexCompression: e.hint}
 	switch {
 	case e.name.History:
 		f.Kind = "history"
@@ -299,7 +299,7 @@ func (f *FileFact) checkPageAddr(found xlog.LSN, name xlog.SegmentName) {
 
 // quickFact reads the first bytes of an entry only.
 func (s *Source) quickFact(e *entry) FileFact {
-	f := baseFact(e)
+	f := s.baseFact(e)
 	if e.missing {
 		return f
 	}
@@ -353,7 +353,7 @@ func (s *Source) quickFact(e *entry) FileFact {
 // -1: the stored size of plain content, gzip's ISIZE (modulo 2^32, of the
 // last member), the content size of the first zstd frame or of an lz4 frame.
 func (s *Source) declaredSize(e *entry, c Compression) int64 {
-	stored := e.size
+	stored := e.storedSize(s.tree)
 	if e.member != nil {
 		stored = e.member.size
 	}
@@ -424,7 +424,7 @@ func (s *Source) declaredSize(e *entry, c Compression) int64 {
 }
 
 func (s *Source) fact(e *entry) FileFact {
-	f := baseFact(e)
+	f := s.baseFact(e)
 	if e.missing {
 		return f
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/walscope/walscope/xlog"
@@ -86,5 +87,88 @@ func TestPlainSegmentHead(t *testing.T) {
 		}
 		other.Close()
 		src.Close()
+	}
+}
+
+// TestSizesReadWhenAsked: segments listed by their directory entries alone
+// (no lstat while listing, issue 16) have the sizes the files hold in every
+// fact, quick or not, also when the facts are taken while the segments are
+// read on other goroutines; a symbolic link is sized by its target; a file
+// gone after the listing is a problem of its fact, not a crash.
+func TestSizesReadWhenAsked(t *testing.T) {
+	w := xlogtest.NewWriter(xlog.V15, 8192, 1<<20, 1)
+	for range 300 {
+		w.Record(xlog.RmgrXLOG, 0x20, 0, xlogtest.MainData(9000)) // XLOG_NOOP
+	}
+	dir := t.TempDir()
+	want := map[string]int64{}
+	files := w.Finish()
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) < 3 {
+		t.Fatalf("%d segments", len(names))
+	}
+	for i, name := range names {
+		data := files[name]
+		if i == len(names)-1 {
+			data = data[:5000] // cut short, as a file being written
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+		want[name] = int64(len(data))
+	}
+	// The first segment through a symbolic link to a file elsewhere.
+	elsewhere := filepath.Join(t.TempDir(), "seg")
+	os.Rename(filepath.Join(dir, names[0]), elsewhere)
+	if err := os.Symlink(elsewhere, filepath.Join(dir, names[0])); err != nil {
+		t.Fatal(err)
+	}
+	for _, quick := range []bool{true, false} {
+		src, err := archive.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { // the segments read meanwhile, as verify does
+			defer close(done)
+			for _, sf := range src.Segments() {
+				if f, err := src.Open(sf); err == nil {
+					io.Copy(io.Discard, io.NewSectionReader(f, 0, 1<<20))
+					f.Close()
+				}
+			}
+		}()
+		facts, err := src.FactsWith(archive.FactsOptions{Quick: quick})
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(facts) != len(names) {
+			t.Fatalf("quick %v: %d facts for %d files", quick, len(facts), len(names))
+		}
+		for _, f := range facts {
+			if f.StoredSize != want[f.Name] {
+				t.Errorf("quick %v: %s stored size %d, the file holds %d", quick, f.Name, f.StoredSize, want[f.Name])
+			}
+		}
+		src.Close()
+	}
+	// A file removed between the listing and the facts.
+	src, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	os.Remove(filepath.Join(dir, names[1]))
+	facts, err := src.FactsWith(archive.FactsOptions{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range facts {
+		if f.Name == names[1] && (f.StoredSize != 0 || len(f.Problems) == 0) {
+			t.Errorf("removed %s: stored size %d, problems %v; want 0 and a problem", f.Name, f.StoredSize, f.Problems)
+		}
 	}
 }

@@ -44,7 +44,11 @@ var compressedBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // what it had peeked, when the streaming path must take the file.
 func (s *Source) openZstdWhole(e *entry, br *bufio.Reader) (f *memFile, ok bool, err error) {
 	head, _ := br.Peek(sniffLen)
-	if !bytes.HasPrefix(head, magicZstd) || e.name.Partial || e.size <= 0 || e.size > zstdWholeMax {
+	if !bytes.HasPrefix(head, magicZstd) || e.name.Partial {
+		return nil, false, nil
+	}
+	size := e.storedSize(s.tree)
+	if size <= 0 || size > zstdWholeMax {
 		return nil, false, nil
 	}
 	var h zstd.Header
@@ -55,8 +59,8 @@ func (s *Source) openZstdWhole(e *entry, br *bufio.Reader) (f *memFile, ok bool,
 	defer compressedBuffers.Put(cb)
 	cb.Reset()
 	// ReadFrom alone grows the buffer by doubling, copying it each time.
-	cb.Grow(int(e.size) + bytes.MinRead)
-	if _, err := cb.ReadFrom(io.LimitReader(br, e.size+1)); err != nil {
+	cb.Grow(int(size) + bytes.MinRead)
+	if _, err := cb.ReadFrom(io.LimitReader(br, size+1)); err != nil {
 		return nil, true, &Error{Path: e.key, Err: err, Msg: fmt.Sprintf("could not read: %v", err)}
 	}
 	// The long page header, from the first block, bounds the content as it
