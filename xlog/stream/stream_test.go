@@ -113,13 +113,7 @@ func parallelJob(t *testing.T, s *Stream, stopAt xlog.LSN, stopErr error, reuse 
 		}
 	}
 	res, err := Run(s, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.end = res.End
-	if res.Err != nil {
-		g.err = res.Err.Error()
-	}
+	ended(t, &g, res, err)
 	if res.Records != int64(len(g.recs)) {
 		t.Errorf("Result.Records %d, merged %d", res.Records, len(g.recs))
 	}
@@ -127,6 +121,18 @@ func parallelJob(t *testing.T, s *Stream, stopAt xlog.LSN, stopErr error, reuse 
 		t.Errorf("Result first/last %s/%s, merged %s/%s", res.First, res.Last, g.recs[0].lsn, g.recs[len(g.recs)-1].lsn)
 	}
 	return g, res
+}
+
+// ended records in g how a Run ended; err, Run's own, fails the test.
+func ended(t *testing.T, g *got, res Result, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.end = res.End
+	if res.Err != nil {
+		g.err = res.Err.Error()
+	}
 }
 
 func same(t *testing.T, what string, want, have got) {
@@ -238,25 +244,29 @@ func TestParallelEqualsSequential(t *testing.T) {
 	}
 }
 
+// openLZ4Fixture opens fixtures/pg15-replica-lz4, a stream of 13 segments.
+func openLZ4Fixture(t *testing.T) *xlog.DirSource {
+	t.Helper()
+	for _, s := range testwal.Sets(t) {
+		if s.Name == "fixtures/pg15-replica-lz4" {
+			src, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, s), "archive"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return src
+		}
+	}
+	t.Fatal("fixtures/pg15-replica-lz4 missing")
+	return nil
+}
+
 // TestFailedJoinReadsOn: when a span's first record is not where the
 // previous span ended (here a span that starts a record late, as a segment
 // rewritten under the readers would make it), the join is refused and the
 // rest of the stream is read on from the last good record by one reader:
 // the result is still the sequential one, record for record.
 func TestFailedJoinReadsOn(t *testing.T) {
-	var set testwal.Set
-	for _, s := range testwal.Sets(t) {
-		if s.Name == "fixtures/pg15-replica-lz4" {
-			set = s
-		}
-	}
-	if set.Dir == "" {
-		t.Fatal("fixtures/pg15-replica-lz4 missing")
-	}
-	src, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := openLZ4Fixture(t)
 	opts := xlog.Options{FollowHistory: true}
 	want := sequential(t, src, opts, 0, nil)
 	s, err := Open(src, Config{Reader: opts, Workers: 3, SpanBytes: int(2 * 1 << 20)})
@@ -299,13 +309,7 @@ func TestFailedJoinReadsOn(t *testing.T) {
 			}
 		}
 		res, err := Run(s, job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.end = res.End
-		if res.Err != nil {
-			g.err = res.Err.Error()
-		}
+		ended(t, &g, res, err)
 		if resumed.Load() != 1 {
 			t.Errorf("reuse %v: %d resumed readings, want 1", reuse, resumed.Load())
 		}
@@ -319,19 +323,7 @@ func TestFailedJoinReadsOn(t *testing.T) {
 // resumes with), hands every later span a merged part, and delivers what
 // one reader delivers; a Reuse that declines has NewPart make the part.
 func TestReuseBoundsParts(t *testing.T) {
-	var set testwal.Set
-	for _, s := range testwal.Sets(t) {
-		if s.Name == "fixtures/pg15-replica-lz4" {
-			set = s
-		}
-	}
-	if set.Dir == "" {
-		t.Fatal("fixtures/pg15-replica-lz4 missing")
-	}
-	src, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := openLZ4Fixture(t)
 	opts := xlog.Options{FollowHistory: true}
 	want := sequential(t, src, opts, 0, nil)
 	withJobTarget(t, 0) // a part per planned span
@@ -359,13 +351,7 @@ func TestReuseBoundsParts(t *testing.T) {
 					return p, true
 				},
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g.end = res.End
-			if res.Err != nil {
-				g.err = res.Err.Error()
-			}
+			ended(t, &g, res, err)
 			what := fmt.Sprintf("%d workers, %d spans, decline %v", workers, len(s.Spans()), decline)
 			same(t, what, want, g)
 			total := int(made.Load() + reused.Load())
