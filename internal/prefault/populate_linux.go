@@ -18,8 +18,8 @@ func init() {
 	populate()
 }
 
-// populate maps the executable's code and read-only data; any failure
-// leaves the faults to happen as they would have.
+// populate maps the executable's code; any failure leaves the faults to
+// happen as they would have.
 func populate() {
 	fd, err := syscall.Open("/proc/self/maps", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -31,8 +31,8 @@ func populate() {
 		return
 	}
 	// A string constant's bytes are in the executable's read-only data:
-	// the mapping that holds them names the file to populate.
-	for _, m := range ReadOnlyImage(maps[:n], uintptr(unsafe.Pointer(unsafe.StringData(marker)))) {
+	// the mapping that holds them names the file whose code to populate.
+	for _, m := range Code(maps[:n], uintptr(unsafe.Pointer(unsafe.StringData(marker)))) {
 		syscall.Syscall(syscall.SYS_MADVISE, m.Start, m.End-m.Start, madvPopulateRead)
 	}
 }

@@ -1,18 +1,19 @@
-// Package prefault maps the running program's code and read-only data into
-// its page tables in one system call, when it is imported (a blank import
-// in package main, before the other packages initialise).
+// Package prefault maps the running program's code into its page tables in
+// one system call, when it is imported (a blank import in package main,
+// before most other packages initialise).
 //
 // A run of walscope is short: stats over one segment, a verify in
 // archive_command, a loop over files. Most of its start was page faults, not
 // work: package initialisation and the first run of every function touch
-// code and tables scattered over 12 MB of the executable, and each first
+// code scattered over the 6 MB of the executable's text, and each first
 // touch of a 64 KB stretch is a fault (the kernel maps 16 pages around it).
 // On the 2-core virtual machine the benchmarks run on a fault costs 10 to 30
-// µs, and stats over one 1 MB segment took about 130 of them in code and
-// read-only data. madvise(MADV_POPULATE_READ) (Linux 5.14) maps the same
-// pages, already in the page cache, in one call: about 1 ms instead of 3 to
-// 6 (issue 16; scripts/bench-start.sh measures it). On other systems the
-// import does nothing.
+// µs, and stats over one 1 MB segment took about 75 of them in code.
+// madvise(MADV_POPULATE_READ) (Linux 5.14) maps the same pages, already in
+// the page cache, in one call of about half a millisecond (issue 16:
+// measured by scripts/bench-start.sh; populating the read-only data too, 6
+// MB more of which a run touches less, measured no faster). On other systems
+// the import does nothing.
 //
 // Nothing else changes: the pages are the executable's, shared with every
 // other run, and a kernel without MADV_POPULATE_READ refuses the call, which
@@ -24,12 +25,12 @@ type Mapping struct {
 	Start, End uintptr
 }
 
-// ReadOnlyImage returns, from the text of /proc/self/maps, the mappings of
-// the file that is mapped at the address inside (an address of the
-// executable's own data) that are readable and not writable: its code and
-// read-only data. It returns nothing when no mapping holds inside or it has
-// no file: nothing to populate. A truncated last line is ignored.
-func ReadOnlyImage(text []byte, inside uintptr) []Mapping {
+// Code returns, from the text of /proc/self/maps, the mappings of the file
+// that is mapped at the address inside (an address of the executable's own
+// data) that are readable and executable, not writable: its code. It returns
+// nothing when no mapping holds inside or it has no file: nothing to
+// populate. A truncated last line is ignored.
+func Code(text []byte, inside uintptr) []Mapping {
 	var lines []parsedLine
 	exe := ""
 	for len(text) > 0 {
@@ -55,7 +56,7 @@ func ReadOnlyImage(text []byte, inside uintptr) []Mapping {
 	}
 	var out []Mapping
 	for _, l := range lines {
-		if l.path == exe && l.readOnly {
+		if l.path == exe && l.code {
 			out = append(out, l.Mapping)
 		}
 	}
@@ -64,8 +65,8 @@ func ReadOnlyImage(text []byte, inside uintptr) []Mapping {
 
 type parsedLine struct {
 	Mapping
-	readOnly bool
-	path     string // "" for anonymous memory and [heap], [stack], …
+	code bool   // r-x: readable, executable, not writable
+	path string // "" for anonymous memory and [heap], [stack], …
 }
 
 // parseLine reads "start-end perms offset dev inode path".
@@ -80,7 +81,7 @@ func parseLine(b []byte) (parsedLine, bool) {
 		return l, false
 	}
 	l.Start, l.End = uintptr(start), uintptr(end)
-	l.readOnly = b[0] == 'r' && b[1] != 'w'
+	l.code = b[0] == 'r' && b[1] != 'w' && b[2] == 'x'
 	// offset, device and inode, then the path (which may hold spaces).
 	for field := 0; field < 4; field++ {
 		for len(b) > 0 && b[0] != ' ' {
