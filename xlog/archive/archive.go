@@ -62,6 +62,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/walscope/walscope/xlog"
 )
@@ -92,6 +93,10 @@ type entry struct {
 	// its size is read the first time it is asked (storedSize).
 	lazySize bool
 	sizeOnce sync.Once
+	// head is the first bytes of a plain local segment a reader opened
+	// (rememberHead), for its quick fact; headState 2 once they are there.
+	head      [xlog.LongPageHeaderSize]byte
+	headState atomic.Int32
 	// hint is what an index says of the file's compression (Barman's xlog.db).
 	hint string
 	// missing: listed by an index, absent from the disk.
@@ -243,6 +248,7 @@ func (s *Source) openFile(e *entry) (xlog.File, error) {
 			return nil, err
 		}
 		if sf.sniffed() {
+			e.rememberHead(sf.head)
 			return sf, nil
 		}
 		fh = sf.treeFile()
@@ -831,6 +837,26 @@ func (e *entry) storedSize(t Tree) int64 {
 		})
 	}
 	return e.size
+}
+
+// rememberHead keeps the first bytes of a plain segment a reader opened,
+// whole long page header's worth of WAL, for its quick fact: a reading and
+// then the facts (verify) open each file once, not twice. Readers of two
+// spans may open one file at once: the first keeps it.
+func (e *entry) rememberHead(head []byte) {
+	if len(head) < len(e.head) || !walLike(head[:len(e.head)]) || !e.headState.CompareAndSwap(0, 1) {
+		return
+	}
+	copy(e.head[:], head)
+	e.headState.Store(2)
+}
+
+// knownHead returns the first bytes rememberHead kept, if any.
+func (e *entry) knownHead() ([]byte, bool) {
+	if e.headState.Load() != 2 {
+		return nil, false
+	}
+	return e.head[:], true
 }
 
 // ErrLayout reports a directory whose layout is ambiguous.

@@ -307,39 +307,29 @@ func (s *Source) quickFact(e *entry) FileFact {
 	if e.name.History {
 		kind = kindHistory
 	}
-	err := s.withStreamBuffer(e, 4<<10, func(st *stream) error {
-		f.Compression = st.comp
-		head := make([]byte, xlog.LongPageHeaderSize)
-		n, err := readHead(st.r, head)
-		head = head[:n]
-		if err != nil && err != io.EOF && !(e.name.Partial && errors.Is(err, io.ErrUnexpectedEOF)) {
-			return st.readErr(e.key, kind, err)
-		}
-		if err := checkHead(st, e.key, kind, head); err != nil {
-			return err
-		}
-		f.headerFacts(head, e.name.Segment)
-		f.Size = s.declaredSize(e, st.comp)
-		if limit := int64(listLimit(head)); kind == kindSegment && f.Size > limit {
-			if st.comp == None {
-				return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
-					"refused: it holds %d bytes, more than %s", f.Size, limitReason(head, int(limit)))}
+	var err error
+	if head, ok := e.knownHead(); ok && kind == kindSegment {
+		// Read by a reader already (verify takes the facts after its
+		// reading): plain WAL, and its first bytes are known. Opening it
+		// again was three system calls a file, most of verify's time over
+		// switched segments beyond stats' (issue 16).
+		f.Compression = None
+		err = s.headFacts(&f, e, kind, None, head)
+	} else {
+		err = s.withStreamBuffer(e, 4<<10, func(st *stream) error {
+			f.Compression = st.comp
+			head := make([]byte, xlog.LongPageHeaderSize)
+			n, err := readHead(st.r, head)
+			head = head[:n]
+			if err != nil && err != io.EOF && !(e.name.Partial && errors.Is(err, io.ErrUnexpectedEOF)) {
+				return st.readErr(e.key, kind, err)
 			}
-			// What the format declares is no size: a gzip file cut short
-			// ends in compressed bytes where ISIZE should be, so the
-			// number is noise, not a size to list or add up (a full
-			// reading finds the stream cut: corrupt-archive-file too).
-			declared := f.Size
-			f.Size = -1
-			what := "its " + string(st.comp) + " frame header declares"
-			if st.comp == Gzip {
-				what = "the last 4 bytes of its gzip stream (ISIZE) give"
+			if err := checkHead(st, e.key, kind, head); err != nil {
+				return err
 			}
-			return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
-				"refused: %s %d bytes, more than %s: cut short or damaged, or not one segment", what, declared, limitReason(head, int(limit)))}
-		}
-		return nil
-	})
+			return s.headFacts(&f, e, kind, st.comp, head)
+		})
+	}
 	if err != nil {
 		f.Problems = append(f.Problems, problemOf(err))
 		if errors.Is(err, ErrEncrypted) || errors.Is(err, ErrUnrecognized) {
@@ -347,6 +337,34 @@ func (s *Source) quickFact(e *entry) FileFact {
 		}
 	}
 	return f
+}
+
+// headFacts fills f with what an entry's first bytes (head, the content
+// compressed with c) and its format declare, and refuses a segment whose
+// content is larger than its header allows.
+func (s *Source) headFacts(f *FileFact, e *entry, kind contentKind, c Compression, head []byte) error {
+	f.headerFacts(head, e.name.Segment)
+	f.Size = s.declaredSize(e, c)
+	limit := int64(listLimit(head))
+	if kind != kindSegment || f.Size <= limit {
+		return nil
+	}
+	if c == None {
+		return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
+			"refused: it holds %d bytes, more than %s", f.Size, limitReason(head, int(limit)))}
+	}
+	// What the format declares is no size: a gzip file cut short ends in
+	// compressed bytes where ISIZE should be, so the number is noise, not
+	// a size to list or add up (a full reading finds the stream cut:
+	// corrupt-archive-file too).
+	declared := f.Size
+	f.Size = -1
+	what := "its " + string(c) + " frame header declares"
+	if c == Gzip {
+		what = "the last 4 bytes of its gzip stream (ISIZE) give"
+	}
+	return &Error{Path: e.key, Err: ErrTooLarge, Msg: fmt.Sprintf(
+		"refused: %s %d bytes, more than %s: cut short or damaged, or not one segment", what, declared, limitReason(head, int(limit)))}
 }
 
 // declaredSize returns the decompressed size an entry's format declares, or

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -170,5 +171,95 @@ func TestSizesReadWhenAsked(t *testing.T) {
 		if f.Name == names[1] && (f.StoredSize != 0 || len(f.Problems) == 0) {
 			t.Errorf("removed %s: stored size %d, problems %v; want 0 and a problem", f.Name, f.StoredSize, f.Problems)
 		}
+	}
+}
+
+// TestQuickFactsAfterReading: the quick facts of an archive whose segments
+// a reader has opened (verify takes them after its reading, from the first
+// bytes the reader read, without opening the files again) are the facts of
+// a fresh listing that opens every file: for whole segments, one cut short,
+// one longer than its segment size, a zero-filled one and one that is not
+// WAL.
+func TestQuickFactsAfterReading(t *testing.T) {
+	w := xlogtest.NewWriter(xlog.V15, 8192, 1<<20, 1)
+	for range 300 {
+		w.Record(xlog.RmgrXLOG, 0x20, 0, xlogtest.MainData(9000)) // XLOG_NOOP
+	}
+	dir := t.TempDir()
+	files := w.Finish()
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) < 3 {
+		t.Fatalf("%d segments", len(names))
+	}
+	for i, name := range names {
+		data := files[name]
+		switch i {
+		case 1:
+			data = append(append([]byte{}, data...), make([]byte, 8192)...) // longer than a segment
+		case len(names) - 1:
+			data = data[:5000]
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	next := func(i int) string { return xlog.NewSegmentName(1, uint64(0x10+i), 1<<20).String() }
+	os.WriteFile(filepath.Join(dir, next(0)), make([]byte, 1<<20), 0o644)             // zero-filled, as pg_wal keeps them
+	os.WriteFile(filepath.Join(dir, next(1)), bytes.Repeat([]byte("x"), 9000), 0o644) // not WAL
+	fresh, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	want, err := fresh.FactsWith(archive.FactsOptions{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer read.Close()
+	opened := 0
+	for _, sf := range read.Segments() {
+		if f, err := read.Open(sf); err == nil {
+			f.ReadAt(make([]byte, 100), 0)
+			f.Close()
+			opened++
+		}
+	}
+	if opened < len(names) {
+		t.Fatalf("%d segments opened", opened)
+	}
+	// The first segment's header overwritten after the reading: the facts
+	// describe what was read, not opening the file again.
+	fh, err := os.OpenFile(filepath.Join(dir, names[0]), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteAt(make([]byte, xlog.LongPageHeaderSize), 0)
+	fh.Close()
+	got, err := read.FactsWith(archive.FactsOptions{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		for i := range min(len(got), len(want)) {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Errorf("%s: after reading %+v, fresh %+v", want[i].Name, got[i], want[i])
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%d facts after reading, %d fresh", len(got), len(want))
+		}
+	}
+	var tooLarge bool
+	for _, f := range want {
+		tooLarge = tooLarge || f.Name == names[1] && len(f.Problems) == 1
+	}
+	if !tooLarge {
+		t.Errorf("the segment longer than its size has no problem: %+v", want)
 	}
 }
