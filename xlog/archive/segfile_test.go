@@ -91,18 +91,13 @@ func TestPlainSegmentHead(t *testing.T) {
 	}
 }
 
-// TestSizesReadWhenAsked: segments listed by their directory entries alone
-// (no lstat while listing, issue 16) have the sizes the files hold in every
-// fact, quick or not, also when the facts are taken while the segments are
-// read on other goroutines; a symbolic link is sized by its target; a file
-// gone after the listing is a problem of its fact, not a crash.
-func TestSizesReadWhenAsked(t *testing.T) {
+// threeSegments writes 2.5 MB of XLOG_NOOP records: segments of 1 MB, by
+// name, and their names in order (at least three).
+func threeSegments(t *testing.T) (map[string][]byte, []string) {
 	w := xlogtest.NewWriter(xlog.V15, 8192, 1<<20, 1)
 	for range 300 {
 		w.Record(xlog.RmgrXLOG, 0x20, 0, xlogtest.MainData(9000)) // XLOG_NOOP
 	}
-	dir := t.TempDir()
-	want := map[string]int64{}
 	files := w.Finish()
 	var names []string
 	for name := range files {
@@ -112,6 +107,18 @@ func TestSizesReadWhenAsked(t *testing.T) {
 	if len(names) < 3 {
 		t.Fatalf("%d segments", len(names))
 	}
+	return files, names
+}
+
+// TestSizesReadWhenAsked: segments listed by their directory entries alone
+// (no lstat while listing, issue 16) have the sizes the files hold in every
+// fact, quick or not, also when the facts are taken while the segments are
+// read on other goroutines; a symbolic link is sized by its target; a file
+// gone after the listing is a problem of its fact, not a crash.
+func TestSizesReadWhenAsked(t *testing.T) {
+	files, names := threeSegments(t)
+	dir := t.TempDir()
+	want := map[string]int64{}
 	for i, name := range names {
 		data := files[name]
 		if i == len(names)-1 {
@@ -181,20 +188,8 @@ func TestSizesReadWhenAsked(t *testing.T) {
 // one longer than its segment size, a zero-filled one and one that is not
 // WAL.
 func TestQuickFactsAfterReading(t *testing.T) {
-	w := xlogtest.NewWriter(xlog.V15, 8192, 1<<20, 1)
-	for range 300 {
-		w.Record(xlog.RmgrXLOG, 0x20, 0, xlogtest.MainData(9000)) // XLOG_NOOP
-	}
+	files, names := threeSegments(t)
 	dir := t.TempDir()
-	files := w.Finish()
-	var names []string
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	if len(names) < 3 {
-		t.Fatalf("%d segments", len(names))
-	}
 	for i, name := range names {
 		data := files[name]
 		switch i {
