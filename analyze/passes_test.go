@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/walscope/walscope/decode"
@@ -15,18 +14,9 @@ import (
 // alone finds, on one worker (run in Wait) and on two, over damaged
 // archives and a clean one.
 func TestStartVerifyBesideAReading(t *testing.T) {
-	root := testwal.Root(t)
-	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
-	if len(cases) < 3 {
-		t.Fatalf("only %d corruption cases", len(cases))
-	}
 	var dirs []string
-	for _, c := range cases[:3] {
-		d := t.TempDir()
-		if err := testwal.UntarZstd(c, d); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, d)
+	for _, c := range testwal.CorruptCases(t, 3)[:3] {
+		dirs = append(dirs, testwal.ExtractCase(t, c))
 	}
 	dirs = append(dirs, loadRun(t, "compression-off").dir)
 	for _, d := range dirs {

@@ -16,15 +16,9 @@ func TestVerifyParallelEqualsSequential(t *testing.T) {
 	saved := verifySpanBytes
 	verifySpanBytes = 1 << 20
 	defer func() { verifySpanBytes = saved }()
-	root := testwal.Root(t)
-	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
 	var dirs []string
-	for _, c := range cases {
-		d := t.TempDir()
-		if err := testwal.UntarZstd(c, d); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, d)
+	for _, c := range testwal.CorruptCases(t, 0) {
+		dirs = append(dirs, testwal.ExtractCase(t, c))
 	}
 	for _, s := range testwal.Sets(t) {
 		dirs = append(dirs, filepath.Join(testwal.Extract(t, s), "archive"))

@@ -140,17 +140,9 @@ func TestBreakdownPartsEqualSequential(t *testing.T) {
 // end with the same message and exit with the same code (the merge stops at
 // the first span that ended on a problem, as the reader does).
 func TestBreakdownPartsOnDamage(t *testing.T) {
-	root := testwal.Root(t)
-	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
-	if len(cases) < 15 {
-		t.Fatalf("only %d catalogue cases", len(cases))
-	}
-	for _, tarball := range cases {
-		t.Run(filepath.Base(filepath.Dir(tarball)), func(t *testing.T) {
-			dir := t.TempDir()
-			if err := testwal.UntarZstd(tarball, dir); err != nil {
-				t.Fatal(err)
-			}
+	for _, tarball := range testwal.CorruptCases(t, 15) {
+		t.Run(testwal.CaseName(tarball), func(t *testing.T) {
+			dir := testwal.ExtractCase(t, tarball)
 			for _, by := range []string{"relation", "checkpoint", "time", "xid"} {
 				args := []string{"stats", "--by", by, "--format", "csv", "--bucket", "1s"}
 				seq, seqErr, seqCode := walscope(t, "", append(args, "-j", "1", dir)...)

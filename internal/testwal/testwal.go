@@ -113,6 +113,32 @@ func Extract(tb testing.TB, s Set) string {
 	return dst
 }
 
+// CorruptCases returns the tarballs of fixtures/corrupt's cases (one
+// damage each, see fixtures/corrupt), sorted; fewer than atLeast fails the
+// test: the catalogue would be missing.
+func CorruptCases(tb testing.TB, atLeast int) []string {
+	tb.Helper()
+	cases, _ := filepath.Glob(filepath.Join(Root(tb), "fixtures", "corrupt", "*", "segments.tar.zst"))
+	if len(cases) < atLeast {
+		tb.Fatalf("only %d cases in fixtures/corrupt", len(cases))
+	}
+	return cases
+}
+
+// CaseName is a case's name: its folder in fixtures/corrupt.
+func CaseName(tarball string) string { return filepath.Base(filepath.Dir(tarball)) }
+
+// ExtractCase unpacks a case's segments into a temporary directory of the
+// test and returns it.
+func ExtractCase(tb testing.TB, tarball string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	if err := UntarZstd(tarball, dir); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
 // UntarZstd unpacks a .tar.zst file into dst, refusing paths that leave it.
 func UntarZstd(path, dst string) error {
 	f, err := os.Open(path)

@@ -20,17 +20,9 @@ import (
 // stopped by its Job with ErrStop or another error, closes all it opened.
 func TestNoDescriptorLeft(t *testing.T) {
 	root := testwal.Root(t)
-	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
-	if len(cases) < 10 {
-		t.Fatalf("only %d cases in fixtures/corrupt", len(cases))
-	}
 	dirs := []string{filepath.Join(root, "fixtures", "sample")}
-	for _, c := range cases {
-		dir := t.TempDir()
-		if err := testwal.UntarZstd(c, dir); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, dir)
+	for _, c := range testwal.CorruptCases(t, 10) {
+		dirs = append(dirs, testwal.ExtractCase(t, c))
 	}
 	open := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")

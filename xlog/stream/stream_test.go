@@ -158,17 +158,8 @@ func inputs(t *testing.T) map[string]string {
 	for _, s := range testwal.Sets(t) {
 		out[s.Name] = filepath.Join(testwal.Extract(t, s), "archive")
 	}
-	root := testwal.Root(t)
-	cases, _ := filepath.Glob(filepath.Join(root, "fixtures", "corrupt", "*", "segments.tar.zst"))
-	if len(cases) < 10 {
-		t.Fatalf("only %d cases in fixtures/corrupt", len(cases))
-	}
-	for _, c := range cases {
-		dir := t.TempDir()
-		if err := testwal.UntarZstd(c, dir); err != nil {
-			t.Fatal(err)
-		}
-		out["corrupt/"+filepath.Base(filepath.Dir(c))] = dir
+	for _, c := range testwal.CorruptCases(t, 10) {
+		out["corrupt/"+testwal.CaseName(c)] = testwal.ExtractCase(t, c)
 	}
 	return out
 }
