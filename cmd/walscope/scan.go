@@ -44,6 +44,16 @@ type scanPart struct {
 	shown int
 }
 
+// begin readies p, new or merged, for the span info: its decoder is kept, its
+// sink too where it can be cleared, else the plan makes one.
+func (p *scanPart) begin(info stream.SpanInfo, plan scanPlan) *scanPart {
+	if r, ok := p.sink.(reusableSink); !ok || info.Whole || !r.reset() {
+		p.sink = plan.newSink(info.Whole)
+	}
+	p.first, p.start, p.shown = info.Index == 0 && !info.Resumed, info.Span.Start, 0
+	return p
+}
+
 // scan reads the input the command's flags select, decodes every record,
 // applies pg_waldump's filters and -n limit, and feeds the selected records
 // to sinks, on the parallel engine (xlog/stream): without a limit, spans of
@@ -82,8 +92,7 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 	limited := false // the -n limit ended the reading
 	res, err := stream.Run(s, stream.Job[*scanPart]{
 		NewPart: func(info stream.SpanInfo) *scanPart {
-			return &scanPart{dec: decode.NewDecoder(blcksz), sink: plan.newSink(info.Whole),
-				first: info.Index == 0 && !info.Resumed, start: info.Span.Start}
+			return (&scanPart{dec: decode.NewDecoder(blcksz)}).begin(info, plan)
 		},
 		Record: func(p *scanPart, rec *xlog.Record) error {
 			if p.first {
@@ -109,14 +118,7 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 			return nil
 		},
 		Merge: func(p *scanPart) error { return plan.merge(p.sink) },
-		Reuse: func(p *scanPart, info stream.SpanInfo) (*scanPart, bool) {
-			// The decoder is kept; the sink too where it can be cleared.
-			if r, ok := p.sink.(reusableSink); !ok || info.Whole || !r.reset() {
-				p.sink = plan.newSink(info.Whole)
-			}
-			p.first, p.start, p.shown = info.Index == 0 && !info.Resumed, info.Span.Start, 0
-			return p, true
-		},
+		Reuse: func(p *scanPart, info stream.SpanInfo) (*scanPart, bool) { return p.begin(info, plan), true },
 	})
 	if err != nil {
 		if _, ok := err.(*exitError); ok {
