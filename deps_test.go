@@ -33,7 +33,9 @@ var allowed = map[string][]string{
 	"internal/prefault":    {}, // the executable's code mapped in one call at start (main only)
 	"internal/archivetest": {},
 	"internal/restoretest": {},
-	"scripts/pglzbench":    {"xlog", "decode"}, // bench-pglz.sh's pages and Go side
+	"scripts/pglzbench":    {"xlog", "decode"},          // bench-pglz.sh's pages and Go side
+	"tuple":                {"xlog", "decode"},          // heap tuples deformed, varlena classified, TOAST reassembled
+	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files
 
 	// Object stores (issue 14): the clients, imported by the command only;
 	// xlog/archive reads a store through its Tree interface, not this package.
