@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"scripts/pglzbench":    {"xlog", "decode"},          // bench-pglz.sh's pages and Go side
 	"tuple":                {"xlog", "decode"},          // heap tuples deformed, varlena classified, TOAST reassembled
 	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files
-	"heap":                 {"xlog", "decode", "rmgr"}, // heap pages: redo per version, heap_mask, page items
+	"heap":                 {"xlog", "decode", "rmgr"},  // heap pages: redo per version, heap_mask, page items
 
 	// Object stores (issue 14): the clients, imported by the command only;
 	// xlog/archive reads a store through its Tree interface, not this package.
