@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"xlog/stream":          {"xlog"},
 	"decode":               {"xlog"},
 	"rmgr":                 {"xlog", "decode"},
+	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
 	"analyze":              {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr"},
 	"format":               {"xlog", "decode", "rmgr", "analyze"},
 	"report":               {"xlog", "decode", "rmgr", "analyze", "format"},
