@@ -10,28 +10,40 @@ import (
 )
 
 // allowed lists, for each package of the module, the packages of the module it
-// may import: imports point one way, xlog ← decode ← rmgr ← analyze ← format ←
-// report, with export (the datasets) beside format on analyze, and cmd on
+// may import: imports point one way, xlog ← decode ← rmgr ← the analyses
+// (pass, stats, verify, names, incident, whatif, backup) ← format ← report,
+// with export (the datasets) beside format on the analyses, and cmd on
 // top of all (go/build/deps_test.go style). A new edge must be added here on
 // purpose, and so must a new package (TestNoArrowOutsideExport checks that
 // every package of the module is listed).
 var allowed = map[string][]string{
-	"xlog":                 {},
-	"xlog/xlogtest":        {"xlog"},
-	"xlog/archive":         {"xlog"},
-	"xlog/stream":          {"xlog"},
-	"decode":               {"xlog"},
-	"rmgr":                 {"xlog", "decode"},
+	"xlog":          {},
+	"xlog/xlogtest": {"xlog"},
+	"xlog/archive":  {"xlog"},
+	"xlog/stream":   {"xlog"},
+	"decode":        {"xlog"},
+	"rmgr":          {"xlog", "decode"},
+	// The analyses, one job a package (issue 28): first passes on the
+	// engine; statistics and the shared counters; verification; names from
+	// the WAL and catalog files; incidents (events, PITR); what-if, settings
+	// and advice; base backups.
+	"pass":                 {"xlog", "xlog/stream", "decode"},
+	"stats":                {"xlog", "xlog/stream", "decode", "rmgr"},
+	"verify":               {"xlog", "xlog/archive", "xlog/stream", "decode", "pass"},
+	"names":                {"xlog", "xlog/stream", "decode", "rmgr", "pass"},
+	"incident":             {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "backup"},
+	"whatif":               {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify"},
+	"backup":               {"xlog", "decode"},
 	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
-	"analyze":              {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr"},
-	"format":               {"xlog", "decode", "rmgr", "analyze"},
-	"report":               {"xlog", "decode", "rmgr", "analyze", "format"},
-	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "analyze", "internal/outfile"},
-	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "analyze", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
+	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
+	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format"},
+	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "internal/outfile"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},
-	"internal/outfile":     {}, // outputs: atomic replacement, devices streamed to, temporary files removed on a signal
-	"internal/cliargs":     {}, // flags after positional arguments, moved in front (its fuzz target in a small binary)
-	"internal/prefault":    {}, // the executable's code mapped in one call at start (main only)
+	"internal/waltest":     {"xlog", "decode", "internal/testwal"}, // test helpers of the analysis packages
+	"internal/outfile":     {},                                     // outputs: atomic replacement, devices streamed to, temporary files removed on a signal
+	"internal/cliargs":     {},                                     // flags after positional arguments, moved in front (its fuzz target in a small binary)
+	"internal/prefault":    {},                                     // the executable's code mapped in one call at start (main only)
 	"internal/archivetest": {},
 	"internal/restoretest": {},
 	"scripts/pglzbench":    {"xlog", "decode"},          // bench-pglz.sh's pages and Go side

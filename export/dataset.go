@@ -11,9 +11,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/names"
 	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
@@ -47,14 +48,14 @@ type Config struct {
 	Overwrite        bool
 	RowGroupRows     int
 	// Cycles are the checkpoint cycles from a first pass
-	// (analyze.RedoFinder.Cycles); the first is the WAL before the first
+	// (stats.RedoFinder.Cycles); the first is the WAL before the first
 	// redo point.
-	Cycles []analyze.CycleInfo
+	Cycles []stats.CycleInfo
 	// Catalog and WALNames name the relations of records and blocks, as
 	// `stats --by relation` does: the catalog first, then the names the
-	// WAL carries (analyze.LearnNames, a first pass). Either may be nil.
-	Catalog  analyze.Catalog
-	WALNames *analyze.WALNames
+	// WAL carries (names.LearnNames, a first pass). Either may be nil.
+	Catalog  names.Catalog
+	WALNames *names.WALNames
 }
 
 // ErrExists is returned when a dataset exists and Overwrite is not set.
@@ -77,12 +78,12 @@ type Exporter struct {
 	haveAny                               bool
 	// transactions: a row per transaction as the merge settles its end
 	tx    *partWriters
-	xacts *analyze.XactCounter
+	xacts *stats.XactCounter
 	txErr error
 	// checkpoint cycles
-	cycles *analyze.CycleCounter
+	cycles *stats.CycleCounter
 	// segments
-	segs *analyze.SegmentCounter
+	segs *stats.SegmentCounter
 	// closing completes span files in the background (the last row group's
 	// compression, the footer, fsync and rename), at most closeAhead at once.
 	closing  chan struct{}
@@ -105,7 +106,7 @@ const closeAhead = 2
 // Abort removes the staging directory.
 func New(cfg Config) (*Exporter, error) {
 	e := &Exporter{cfg: cfg, want: map[string]bool{}, schemas: map[string]*Schema{},
-		segs: analyze.NewSegmentCounter(), closing: make(chan struct{}, closeAhead)}
+		segs: stats.NewSegmentCounter(), closing: make(chan struct{}, closeAhead)}
 	if cfg.Format == "" {
 		e.cfg.Format = Parquet
 	}
@@ -114,8 +115,8 @@ func New(cfg Config) (*Exporter, error) {
 		e.opts.Metadata["walscope.label"] = cfg.Label
 	}
 	// The end of the last cycle is where this reading ends (Finish).
-	e.cycles = analyze.NewCycleCounter(cfg.Cycles, 0, true)
-	e.xacts = analyze.NewXactCounter(func(x *analyze.XidVolume) {
+	e.cycles = stats.NewCycleCounter(cfg.Cycles, 0, true)
+	e.xacts = stats.NewXactCounter(func(x *stats.XidVolume) {
 		if e.txErr == nil {
 			e.txErr = e.writeTx(x)
 		}
@@ -251,15 +252,15 @@ type Span struct {
 	names   nameCache
 	rels    relCache
 	desc    []byte
-	xacts   *analyze.XactCounter
-	cycles  *analyze.CycleCounter
-	segs    *analyze.SegmentCounter
+	xacts   *stats.XactCounter
+	cycles  *stats.CycleCounter
+	segs    *stats.SegmentCounter
 }
 
 // NewSpan returns an empty span; it is safe to fill spans concurrently.
 func (e *Exporter) NewSpan() *Span {
 	return &Span{e: e, records: e.newPartWriters(TableRecords), blocks: e.newPartWriters(TableBlocks),
-		xacts: e.xacts.NewPart(), cycles: e.cycles.NewPart(), segs: analyze.NewSegmentCounter()}
+		xacts: e.xacts.NewPart(), cycles: e.cycles.NewPart(), segs: stats.NewSegmentCounter()}
 }
 
 // nameCache holds a span's names of resource managers, record types and
@@ -579,7 +580,7 @@ func (e *Exporter) Merge(s *Span) error {
 
 // writeTx writes a transaction's row: at its end, or at Finish for one whose
 // end was not read.
-func (e *Exporter) writeTx(x *analyze.XidVolume) error {
+func (e *Exporter) writeTx(x *stats.XidVolume) error {
 	p := e.tx
 	if p == nil {
 		return nil
@@ -704,7 +705,7 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) (err error) {
 
 // timelineAt returns the timeline of the segment holding lsn, as read.
 func (e *Exporter) timelineAt(lsn xlog.LSN) xlog.TimeLineID {
-	var best *analyze.SegmentVolume
+	var best *stats.SegmentVolume
 	for _, s := range e.segs.Segments {
 		if s.First <= lsn && (best == nil || s.First > best.First) {
 			best = s
@@ -718,7 +719,7 @@ func (e *Exporter) timelineAt(lsn xlog.LSN) xlog.TimeLineID {
 
 func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error {
 	type row struct {
-		acc  *analyze.SegmentVolume
+		acc  *stats.SegmentVolume
 		fact *archive.FileFact
 	}
 	rows := map[string]*row{}
@@ -747,7 +748,7 @@ func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error
 			if len(e.segs.Segments) > 0 && (segno < lo || segno > hi) {
 				continue // outside the range read
 			}
-			r = &row{acc: &analyze.SegmentVolume{Name: name, TLI: n.TLI, Segno: segno}}
+			r = &row{acc: &stats.SegmentVolume{Name: name, TLI: n.TLI, Segno: segno}}
 			rows[name] = r
 		}
 		if r.fact == nil || f.Kind == "segment" {

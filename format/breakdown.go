@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/names"
+	"github.com/walscope/walscope/stats"
 )
 
 var volumeColumns = []string{"records", "record_bytes", "wal_bytes", "images", "image_bytes"}
 
-func volumeCells(v analyze.Volume) []string {
+func volumeCells(v stats.Volume) []string {
 	u := func(x uint64) string { return strconv.FormatUint(x, 10) }
 	return []string{u(v.Records), u(v.RecordBytes), u(v.WALBytes), u(v.Images), u(v.ImageBytes)}
 }
@@ -27,13 +28,13 @@ func numeric(text, nums int) []bool {
 }
 
 // RelationTable lists relation forks by WAL bytes, the records without block
-// references last, named by cat (an analyze.Catalog, the names the WAL
-// carries, analyze.FirstName of both; nil names nothing).
-func RelationTable(b *analyze.Breakdown, cat analyze.RelNamer, top int) *Table {
+// references last, named by cat (an names.Catalog, the names the WAL
+// carries, names.FirstName of both; nil names nothing).
+func RelationTable(b *stats.Breakdown, cat names.RelNamer, top int) *Table {
 	if cat == nil {
-		cat = analyze.FirstName(nil)
+		cat = names.FirstName(nil)
 	}
-	rels := make([]*analyze.RelVolume, 0, len(b.Relations))
+	rels := make([]*stats.RelVolume, 0, len(b.Relations))
 	for _, r := range b.Relations {
 		rels = append(rels, r)
 	}
@@ -64,13 +65,13 @@ func RelationTable(b *analyze.Breakdown, cat analyze.RelNamer, top int) *Table {
 }
 
 // relationName names a file: each namer in turn (the members of an
-// analyze.FirstName, the catalog first) names it, or else the file it
+// names.FirstName, the catalog first) names it, or else the file it
 // replaced (and so on); the first name given wins. A catalog naming the
 // file a rewrite replaced thus wins over the name the WAL gives the new file.
-func relationName(b *analyze.Breakdown, cat analyze.RelNamer, rel decode.RelFileLocator) string {
-	namers, ok := cat.(analyze.FirstName)
+func relationName(b *stats.Breakdown, cat names.RelNamer, rel decode.RelFileLocator) string {
+	namers, ok := cat.(names.FirstName)
 	if !ok {
-		namers = analyze.FirstName{cat}
+		namers = names.FirstName{cat}
 	}
 	orig, changed := b.Original(rel)
 	for _, n := range namers {
@@ -90,7 +91,7 @@ func relationName(b *analyze.Breakdown, cat analyze.RelNamer, rel decode.RelFile
 }
 
 // SegmentTable lists segments in order.
-func SegmentTable(b *analyze.Breakdown) *Table {
+func SegmentTable(b *stats.Breakdown) *Table {
 	names := make([]string, 0, len(b.Segments))
 	for n := range b.Segments {
 		names = append(names, n)
@@ -104,7 +105,7 @@ func SegmentTable(b *analyze.Breakdown) *Table {
 }
 
 // TimelineTable lists timelines.
-func TimelineTable(b *analyze.Breakdown) *Table {
+func TimelineTable(b *stats.Breakdown) *Table {
 	t := &Table{Columns: append([]string{"timeline"}, volumeColumns...), Numeric: numeric(0, 6)}
 	var tlis []int
 	for tli := range b.Timelines {
@@ -122,8 +123,8 @@ func TimelineTable(b *analyze.Breakdown) *Table {
 }
 
 // XidTable lists the transactions that wrote the most WAL.
-func XidTable(b *analyze.Breakdown, top int) *Table {
-	xs := make([]*analyze.XidVolume, 0, len(b.Xids))
+func XidTable(b *stats.Breakdown, top int) *Table {
+	xs := make([]*stats.XidVolume, 0, len(b.Xids))
 	for _, x := range b.Xids {
 		xs = append(xs, x)
 	}
@@ -153,7 +154,7 @@ func XidTable(b *analyze.Breakdown, top int) *Table {
 }
 
 // TimeTable lists time buckets in order.
-func TimeTable(b *analyze.Breakdown) *Table {
+func TimeTable(b *stats.Breakdown) *Table {
 	keys := make([]int64, 0, len(b.Buckets))
 	for k := range b.Buckets {
 		keys = append(keys, k)
@@ -173,7 +174,7 @@ func TimeTable(b *analyze.Breakdown) *Table {
 
 // CheckpointTable lists checkpoint cycles, with why each checkpoint began
 // and the image bytes of each tenth of the cycle (the sawtooth's decay).
-func CheckpointTable(b *analyze.Breakdown) *Table {
+func CheckpointTable(b *stats.Breakdown) *Table {
 	cols := append([]string{"redo_lsn", "end_lsn", "checkpoint_lsn", "time", "kind", "cause"}, volumeColumns...)
 	cols = append(cols, "distinct_blocks_imaged")
 	for i := 1; i <= 10; i++ {
@@ -189,7 +190,7 @@ func CheckpointTable(b *analyze.Breakdown) *Table {
 			}
 			ts = c.Time.In(time.Local).Format("2006-01-02 15:04:05 MST")
 			ck = c.Checkpoint.String()
-			// why it began (time, wal, requested, shutdown, ...: analyze.CheckpointCause)
+			// why it began (time, wal, requested, shutdown, ...: stats.CheckpointCause)
 			cause = c.Cause.String()
 		}
 		row := append([]string{c.Redo.String(), c.End.String(), ck, ts, kind, cause}, volumeCells(c.Volume)...)

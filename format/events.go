@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/incident"
 )
 
 // NamedEvent is an event with its relation's name ("" if unknown).
 type NamedEvent struct {
-	analyze.Event
+	incident.Event
 	Name string
 }
 
@@ -43,7 +43,7 @@ const EventTimeRFC3339 = "2006-01-02T15:04:05.000000Z07:00"
 // in the zone TZ names).
 const EventTimeText = "2006-01-02 15:04:05.000000 MST"
 
-func relString(ev *analyze.Event) string {
+func relString(ev *incident.Event) string {
 	r := ev.Rel
 	return fmt.Sprintf("%d/%d/%d", r.SpcOID, r.DBOID, r.RelNumber)
 }
@@ -136,7 +136,7 @@ func EventsTable(evs []NamedEvent, loc *time.Location, csv bool) *Table {
 
 // EventTimeCell is the time of the text output: the event's own, or "~"
 // and the last WAL timestamp before it.
-func EventTimeCell(ev *analyze.Event, loc *time.Location) string {
+func EventTimeCell(ev *incident.Event, loc *time.Location) string {
 	switch {
 	case !ev.Time.IsZero():
 		return ev.Time.In(loc).Format(EventTimeText)
@@ -177,11 +177,11 @@ func rowsCell(ev *NamedEvent) string {
 
 // hasRows tells the events that count rows: deletes, updates, schema drops
 // (pg_namespace rows), rolled-back drops (pg_class rows).
-func hasRows(ev *analyze.Event) bool {
+func hasRows(ev *incident.Event) bool {
 	switch ev.Kind {
-	case analyze.EventDelete, analyze.EventUpdate, analyze.EventDropSchema:
+	case incident.EventDelete, incident.EventUpdate, incident.EventDropSchema:
 		return true
-	case analyze.EventDrop:
+	case incident.EventDrop:
 		return ev.Rows > 0
 	}
 	return false

@@ -5,16 +5,16 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 	"github.com/walscope/walscope/xlog/stream"
 )
 
 // pg_waldump's --stats, computed on every core: each span of the stream
-// counts into its own analyze.Stats, merged in WAL order, and the table is
+// counts into its own stats.Stats, merged in WAL order, and the table is
 // the one pg_waldump --stats prints for the same files, byte for byte.
 func ExampleAppendStatsTable() {
 	src, err := archive.Open(filepath.Join("..", "fixtures", "sample"))
@@ -30,9 +30,9 @@ func ExampleAppendStatsTable() {
 	}
 	type part struct {
 		dec   *decode.Decoder
-		stats analyze.Stats
+		stats stats.Stats
 	}
-	var total analyze.Stats
+	var total stats.Stats
 	res, err := stream.Run(s, stream.Job[*part]{
 		NewPart: func(stream.SpanInfo) *part { return &part{dec: decode.NewDecoder(8192)} },
 		Record: func(p *part, rec *xlog.Record) error {

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/backup"
+	"github.com/walscope/walscope/incident"
 )
 
 // PITRJSON is `walscope pitr --format json`.
@@ -101,7 +102,7 @@ func strp(s string) *string {
 }
 
 // PITRToJSON makes the JSON of a plan; chosen is lsn, xid, time or name.
-func PITRToJSON(p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) PITRJSON {
+func PITRToJSON(p *incident.PITRPlan, b *backup.BackupLabel, chosen string) PITRJSON {
 	e := &p.Event
 	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched}
 	if j.Reasons == nil {
@@ -114,7 +115,7 @@ func PITRToJSON(p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) PITR
 		j.Notes = []string{}
 	}
 	j.Event = PITREventJSON{Kind: e.Kind, Relation: strp(e.Relation), LSN: e.LSN.String(), CommitLSN: e.CommitLSN.String(),
-		CommitTime: strp(analyze.PGTime(e.CommitTime)), AsOf: strp(analyze.PGTime(e.AsOf)), Timeline: uint32(e.TLI), Detail: e.Detail}
+		CommitTime: strp(incident.PGTime(e.CommitTime)), AsOf: strp(incident.PGTime(e.AsOf)), Timeline: uint32(e.TLI), Detail: e.Detail}
 	if e.HasRel {
 		n := e.Rel.RelNumber
 		j.Event.Relfilenode = &n
@@ -129,7 +130,7 @@ func PITRToJSON(p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) PITR
 		j.Event.Rows = &r
 	}
 	s := &p.Settings
-	j.Target = PITRTargetJSON{LSN: s.LSN.String(), Time: strp(analyze.PGTime(s.Time)), Name: strp(s.Name), Inclusive: s.Inclusive,
+	j.Target = PITRTargetJSON{LSN: s.LSN.String(), Time: strp(incident.PGTime(s.Time)), Name: strp(s.Name), Inclusive: s.Inclusive,
 		Timeline: strconv.FormatUint(uint64(s.TLI), 10), Chosen: chosen}
 	if s.XID != 0 {
 		j.Target.XID = strp(strconv.FormatUint(uint64(s.XID), 10))
@@ -139,13 +140,13 @@ func PITRToJSON(p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) PITR
 		j.WALNeeded.Timelines = append(j.WALNeeded.Timelines, uint32(t))
 	}
 	w := &p.Window
-	j.Window.Earliest = PITRPointJSON{Time: strp(analyze.PGTime(w.EarliestTime)), What: w.EarliestWhat}
+	j.Window.Earliest = PITRPointJSON{Time: strp(incident.PGTime(w.EarliestTime)), What: w.EarliestWhat}
 	if w.EarliestLSN != 0 {
 		j.Window.Earliest.LSN = strp(w.EarliestLSN.String())
 	}
 	j.Window.LatestCommitByTimeline = []PITRPointJSON{}
 	for _, c := range w.LatestCommit {
-		pt := PITRPointJSON{LSN: strp(c.LSN.String()), Time: strp(analyze.PGTime(c.Time)), Timeline: uint32(c.TLI), XID: uint32(c.XID)}
+		pt := PITRPointJSON{LSN: strp(c.LSN.String()), Time: strp(incident.PGTime(c.Time)), Timeline: uint32(c.TLI), XID: uint32(c.XID)}
 		j.Window.LatestCommitByTimeline = append(j.Window.LatestCommitByTimeline, pt)
 		if c.TLI == s.TLI || j.Window.LatestCommit == nil || c.TLI < s.TLI {
 			cp := pt
@@ -166,7 +167,7 @@ func PITRToJSON(p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) PITR
 }
 
 // WritePITRJSON writes the plan as JSON.
-func WritePITRJSON(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) error {
+func WritePITRJSON(w io.Writer, p *incident.PITRPlan, b *backup.BackupLabel, chosen string) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(PITRToJSON(p, b, chosen))
@@ -175,7 +176,7 @@ func WritePITRJSON(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, cho
 // WritePITRText writes the plan as postgresql.conf lines ready to paste:
 // one comment line naming the event, the chosen target, inclusive and
 // timeline; the other targets and the backup check as comment lines.
-func WritePITRText(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, chosen string) error {
+func WritePITRText(w io.Writer, p *incident.PITRPlan, b *backup.BackupLabel, chosen string) error {
 	var sb strings.Builder
 	e, s := &p.Event, &p.Settings
 	// the comment line
@@ -203,9 +204,9 @@ func WritePITRText(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, cho
 		what += fmt.Sprintf(", commit at %s", e.CommitLSN)
 	}
 	if !e.CommitTime.IsZero() {
-		what += " " + analyze.PGTime(e.CommitTime)
+		what += " " + incident.PGTime(e.CommitTime)
 	} else if !e.AsOf.IsZero() {
-		what += " (after " + analyze.PGTime(e.AsOf) + ")"
+		what += " (after " + incident.PGTime(e.AsOf) + ")"
 	}
 	what += fmt.Sprintf(", timeline %d", e.TLI)
 	if e.Rows != 0 {
@@ -219,7 +220,7 @@ func WritePITRText(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, cho
 		lines["xid"] = fmt.Sprintf("recovery_target_xid = '%d'", s.XID)
 	}
 	if !s.Time.IsZero() && s.Name == "" {
-		lines["time"] = fmt.Sprintf("recovery_target_time = '%s'", analyze.PGTime(s.Time))
+		lines["time"] = fmt.Sprintf("recovery_target_time = '%s'", incident.PGTime(s.Time))
 	}
 	if s.Name != "" {
 		lines["name"] = fmt.Sprintf("recovery_target_name = '%s'", strings.ReplaceAll(s.Name, "'", "''"))
@@ -278,12 +279,12 @@ func WritePITRText(w io.Writer, p *analyze.PITRPlan, b *analyze.BackupLabel, cho
 	if p.Window.EarliestLSN != 0 {
 		t := ""
 		if !p.Window.EarliestTime.IsZero() {
-			t = " (after " + analyze.PGTime(p.Window.EarliestTime) + ")"
+			t = " (after " + incident.PGTime(p.Window.EarliestTime) + ")"
 		}
 		fmt.Fprintf(&sb, "# earliest: %s%s, %s\n", p.Window.EarliestLSN, t, p.Window.EarliestWhat)
 	}
 	for _, c := range p.Window.LatestCommit {
-		fmt.Fprintf(&sb, "# latest commit on timeline %d: %s %s (xid %d)\n", c.TLI, c.LSN, analyze.PGTime(c.Time), c.XID)
+		fmt.Fprintf(&sb, "# latest commit on timeline %d: %s %s (xid %d)\n", c.TLI, c.LSN, incident.PGTime(c.Time), c.XID)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err

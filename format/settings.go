@@ -4,13 +4,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/whatif"
 )
 
 // SettingsNote is one line naming the checkpoint settings taken for a
 // stream: given, shown by the spacing of its checkpoints, or (marked)
 // assumed.
-func SettingsNote(s analyze.CheckpointSettings, assumed []string) string {
+func SettingsNote(s whatif.CheckpointSettings, assumed []string) string {
 	guess := map[string]bool{}
 	for _, a := range assumed {
 		guess[a] = true
@@ -18,11 +18,11 @@ func SettingsNote(s analyze.CheckpointSettings, assumed []string) string {
 	var b strings.Builder
 	b.WriteString("# the stream's settings:")
 	for _, kv := range [][2]string{
-		{"max_wal_size", analyze.FormatSize(s.MaxWALSize)},
-		{"checkpoint_timeout", analyze.FormatTimeout(s.Timeout)},
+		{"max_wal_size", whatif.FormatSize(s.MaxWALSize)},
+		{"checkpoint_timeout", whatif.FormatTimeout(s.Timeout)},
 		{"checkpoint_completion_target", strconv.FormatFloat(s.CompletionTarget, 'g', -1, 64)},
-		{"min_wal_size", analyze.FormatSize(s.MinWALSize)},
-		{"wal_keep_size", analyze.FormatSize(s.WALKeepSize)},
+		{"min_wal_size", whatif.FormatSize(s.MinWALSize)},
+		{"wal_keep_size", whatif.FormatSize(s.WALKeepSize)},
 	} {
 		b.WriteString(" " + kv[0] + "=" + kv[1])
 		if guess[kv[0]] {
@@ -34,10 +34,10 @@ func SettingsNote(s analyze.CheckpointSettings, assumed []string) string {
 
 // AdviceTable is walscope advise's table: the stream now, then one row per
 // setting with the value advised and its predicted effect.
-func AdviceTable(a *analyze.Advice) *Table {
+func AdviceTable(a *whatif.Advice) *Table {
 	t := &Table{Columns: []string{"setting", "current", "advised", "wal_bytes_per_day", "image_share", "checkpoints_per_hour", "pg_wal_bytes"},
 		Numeric: []bool{false, false, false, true, true, true, true}}
-	row := func(setting, cur, adv string, p analyze.Projection) {
+	row := func(setting, cur, adv string, p whatif.Projection) {
 		t.Rows = append(t.Rows, []string{setting, cur, adv, strconv.FormatFloat(p.WALBytesPerDay, 'f', 0, 64),
 			strconv.FormatFloat(p.ImageShare, 'f', 3, 64), strconv.FormatFloat(p.CheckpointsPerHour, 'f', 1, 64),
 			strconv.FormatUint(p.PgWALBytes, 10)})

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -21,7 +21,7 @@ func pct(n, total uint64) float64 {
 // AppendStatsTable appends pg_waldump's --stats (or --stats=record) table
 // (XLogDumpDisplayStats in src/bin/pg_waldump/pg_waldump.c). PostgreSQL 14
 // and earlier print no "WAL statistics between" line.
-func AppendStatsTable(dst []byte, s *analyze.Stats, perRecord bool) []byte {
+func AppendStatsTable(dst []byte, s *stats.Stats, perRecord bool) []byte {
 	if s.Count == 0 {
 		return dst // pg_waldump leaves when no record was counted
 	}
@@ -71,7 +71,7 @@ type StatsDoc struct {
 	Total   StatsRow   `json:"total"`
 }
 
-func statsRows(s *analyze.Stats, perRecord bool) ([]StatsRow, StatsRow) {
+func statsRows(s *stats.Stats, perRecord bool) ([]StatsRow, StatsRow) {
 	t := s.Totals()
 	totalLen := t.RecLen + t.FPILen
 	var rows []StatsRow
@@ -92,7 +92,7 @@ func statsRows(s *analyze.Stats, perRecord bool) ([]StatsRow, StatsRow) {
 }
 
 // WriteStatsJSON writes the statistics as one JSON document.
-func WriteStatsJSON(w io.Writer, s *analyze.Stats, perRecord bool) error {
+func WriteStatsJSON(w io.Writer, s *stats.Stats, perRecord bool) error {
 	rows, total := statsRows(s, perRecord)
 	doc := StatsDoc{Start: s.Start.String(), End: s.End.String(), Version: int(s.Version), Rows: rows, Total: total}
 	if doc.Rows == nil {
@@ -105,7 +105,7 @@ func WriteStatsJSON(w io.Writer, s *analyze.Stats, perRecord bool) error {
 
 // WriteStatsCSV writes the statistics as CSV with a header row; the last row
 // is the total.
-func WriteStatsCSV(w io.Writer, s *analyze.Stats, perRecord bool) error {
+func WriteStatsCSV(w io.Writer, s *stats.Stats, perRecord bool) error {
 	rows, total := statsRows(s, perRecord)
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"type", "rmgr", "record_type", "count", "count_pct", "record_size", "record_size_pct",

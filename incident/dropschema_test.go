@@ -1,4 +1,4 @@
-package analyze
+package incident
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/internal/waltest"
 )
 
 // TestDropSchemaNamedFromWAL: the DROP SCHEMA of fixtures/incident (the
@@ -14,7 +15,7 @@ import (
 // names the WAL carries name: the pg_namespace row the DELETE removed, seen
 // in the page images before and in the DELETE's own.
 func TestDropSchemaNamedFromWAL(t *testing.T) {
-	dir, ok := fixtureSet(t, "incident")
+	dir, ok := waltest.FixtureSet(t, "incident")
 	if !ok {
 		t.Fatal("fixtures/incident missing")
 	}

@@ -1,4 +1,4 @@
-package analyze
+package incident
 
 import (
 	"encoding/binary"
@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/names"
 	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -168,7 +170,7 @@ type evRel struct {
 // DeletedRow is a heap row a DELETE record removed: its position and the
 // DELETE's LSN.
 type DeletedRow struct {
-	TupleID
+	names.TupleID
 	LSN xlog.LSN
 }
 
@@ -308,7 +310,7 @@ func (e *Events) Add(rec *decode.Record) {
 			rs.deletes++
 			// xl_heap_delete: xmax (4 bytes), offnum (2), ...
 			if b := &rec.Blocks[0]; b.Rel.RelNumber == namespaceRelNumber && len(rec.MainData) >= 6 && len(rs.nsDeleted) < 64 {
-				rs.nsDeleted = append(rs.nsDeleted, DeletedRow{TupleID{b.Rel, b.Block, binary.LittleEndian.Uint16(rec.MainData[4:])}, rec.LSN})
+				rs.nsDeleted = append(rs.nsDeleted, DeletedRow{names.TupleID{Rel: b.Rel, Block: b.Block, Offset: binary.LittleEndian.Uint16(rec.MainData[4:])}, rec.LSN})
 			}
 		case evHeapUpdate, evHeapHotUpdate:
 			if rs.updates == 0 {
@@ -488,7 +490,7 @@ func (e *Events) settle(ev *evEnd) {
 }
 
 // settleCommit makes the events of a commit's files: pairs of replaced
-// files (pairRewrites, the pairing the relation breakdown names files by),
+// files (PairRewrites, the pairing the relation breakdown names files by),
 // files created and files dropped.
 func (e *Events) settleCommit(ev *evEnd, st *evXact, base Event, prepared string, newDB map[uint32]bool) {
 	// the files created, each once (main fork, or the init fork of an
@@ -513,7 +515,7 @@ func (e *Events) settleCommit(ev *evEnd, st *evXact, base Event, prepared string
 			}
 		}
 	}
-	pairs := pairRewrites(mains, ev.end, ev.version)
+	pairs := stats.PairRewrites(mains, ev.end, ev.version)
 	replaced := map[decode.RelFileLocator]decode.RelFileLocator{}
 	for nw, old := range pairs {
 		replaced[old] = nw
@@ -946,7 +948,7 @@ func (e *Events) Renamed() map[decode.RelFileLocator]decode.RelFileLocator { ret
 // as the catalog may predate the rewrite; "" if n does not know it.
 // NameSchemas rewrites a drop_schema event's detail with the names of the
 // schemas whose pg_namespace rows it deleted, where w saw them.
-func NameSchemas(w *WALNames, ev *Event) {
+func NameSchemas(w *names.WALNames, ev *Event) {
 	if ev.Kind != EventDropSchema || w == nil {
 		return
 	}
@@ -962,7 +964,7 @@ func NameSchemas(w *WALNames, ev *Event) {
 	ev.Detail = fmt.Sprintf("schema %s dropped (%d row(s) deleted from pg_namespace, named from the WAL)", strings.Join(names, ", "), ev.Rows)
 }
 
-func (e *Events) EventName(n RelNamer, ev *Event) string {
+func (e *Events) EventName(n names.RelNamer, ev *Event) string {
 	if n == nil || !ev.HasRel || ev.Rel.RelNumber == 0 {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package analyze
+package incident
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/internal/waltest"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -19,17 +20,8 @@ import (
 func readEvents(t *testing.T, dir string, cfg EventsConfig) []Event {
 	t.Helper()
 	ev := NewEvents(cfg)
-	readSet(t, filepath.Join(dir, "archive"), ev.Add)
+	waltest.ReadSet(t, filepath.Join(dir, "archive"), ev.Add)
 	return ev.Finish()
-}
-
-func fixtureSet(t *testing.T, name string) (string, bool) {
-	root := testwal.Root(t)
-	d := filepath.Join(root, "fixtures", name)
-	if _, err := os.Stat(filepath.Join(d, "archive.tar.zst")); err != nil {
-		return "", false
-	}
-	return testwal.Extract(t, testwal.Set{Name: "fixtures/" + name, Dir: d}), true
 }
 
 // TestEventsRewrite: over real PostgreSQL 15 WAL of VACUUM FULL t, TRUNCATE
@@ -39,7 +31,7 @@ func fixtureSet(t *testing.T, name string) (string, bool) {
 // kind of the command, all of one command in one transaction; and there is
 // no other such event.
 func TestEventsRewrite(t *testing.T) {
-	dir, _ := fixtureSet(t, "rewrite")
+	dir, _ := waltest.FixtureSet(t, "rewrite")
 	truth, err := os.ReadFile(filepath.Join(testwal.Root(t), "fixtures", "rewrite", "relfilenodes.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,38 +90,13 @@ func TestEventsRewrite(t *testing.T) {
 	}
 }
 
-type incidentFact struct {
-	Kind            string          `json:"kind"`
-	Nspname         *string         `json:"nspname"`
-	Relname         *string         `json:"relname"`
-	OID             *uint32         `json:"oid"`
-	Relfilenode     *uint32         `json:"relfilenode"`
-	RelfilenodeNext *uint32         `json:"relfilenode_after"`
-	DatabaseOID     *uint32         `json:"database_oid"`
-	XID             *uint32         `json:"xid"`
-	LSNBefore       string          `json:"lsn_before"`
-	LSNAfter        string          `json:"lsn_after"`
-	CommitTime      *string         `json:"commit_time"`
-	Rows            *uint64         `json:"rows"`
-	Status          string          `json:"xact_status"`
-	Extra           json.RawMessage `json:"extra"`
-	Related         []struct {
-		Relname     string `json:"relname"`
-		Relfilenode uint32 `json:"relfilenode"`
-	} `json:"related"`
-	RelatedAfter []struct {
-		Relname     string `json:"relname"`
-		Relfilenode uint32 `json:"relfilenode"`
-	} `json:"related_after"`
-}
-
 // TestEventsIncident: every fact of fixtures/incident/facts.json (the
 // answers PostgreSQL 15 gave while the incident ran: xids from xmin/xmax,
 // relfilenodes from pg_class, commit times from pg_xact_commit_timestamp,
 // row counts from the statements, LSNs around each step) is an event with
 // the same xid, relfilenode(s), commit time and rows, between the LSNs.
 func TestEventsIncident(t *testing.T) {
-	dir, ok := fixtureSet(t, "incident")
+	dir, ok := waltest.FixtureSet(t, "incident")
 	if !ok {
 		t.Skip("fixtures/incident not present")
 	}
@@ -137,7 +104,7 @@ func TestEventsIncident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var facts []incidentFact
+	var facts []waltest.IncidentFact
 	if err := json.Unmarshal(raw, &facts); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +116,7 @@ func TestEventsIncident(t *testing.T) {
 		}
 		return l
 	}
-	find := func(f *incidentFact, kind EventKind, match func(*Event) bool) *Event {
+	find := func(f *waltest.IncidentFact, kind EventKind, match func(*Event) bool) *Event {
 		lo, hi := lsn(f.LSNBefore), lsn(f.LSNAfter)
 		for i := range evs {
 			e := &evs[i]
@@ -160,7 +127,7 @@ func TestEventsIncident(t *testing.T) {
 		t.Errorf("fact %s (%s to %s): no %s event", f.Kind, f.LSNBefore, f.LSNAfter, kind)
 		return nil
 	}
-	checkXact := func(f *incidentFact, e *Event) {
+	checkXact := func(f *waltest.IncidentFact, e *Event) {
 		if e == nil {
 			return
 		}

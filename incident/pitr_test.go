@@ -1,4 +1,4 @@
-package analyze
+package incident
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/walscope/walscope/backup"
+	"github.com/walscope/walscope/internal/waltest"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
@@ -14,7 +16,7 @@ import (
 // parallel spans of one segment finds exactly what one reader finds: the
 // same events, commits and aborts, backup ends and files touched.
 func TestScanPITRPartsEqualSequential(t *testing.T) {
-	dir, ok := fixtureSet(t, "incident")
+	dir, ok := waltest.FixtureSet(t, "incident")
 	if !ok {
 		t.Skip("fixtures/incident not present")
 	}
@@ -41,7 +43,7 @@ func TestScanPITRPartsEqualSequential(t *testing.T) {
 	}
 	// the BACKUP_END record names the backup's start and ends at the
 	// .backup file's STOP WAL LOCATION
-	b, err := ReadBackupLabel(filepath.Join(dir, "archive", "000000010000000000000008.00000028.backup"))
+	b, err := backup.ReadBackupLabel(filepath.Join(dir, "archive", "000000010000000000000008.00000028.backup"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,19 +60,19 @@ func TestScanPITRPartsEqualSequential(t *testing.T) {
 // a label before PostgreSQL 11 (no START TIMELINE) takes it from the file
 // name.
 func TestParseBackupLabelErrors(t *testing.T) {
-	if _, err := ParseBackupLabel("LABEL: x\n"); err == nil {
+	if _, err := backup.ParseBackupLabel("LABEL: x\n"); err == nil {
 		t.Error("no START WAL LOCATION: no error")
 	}
-	b, err := ParseBackupLabel("START WAL LOCATION: 0/2000028 (file 000000030000000000000002)\nCHECKPOINT LOCATION: 0/2000060\n")
+	b, err := backup.ParseBackupLabel("START WAL LOCATION: 0/2000028 (file 000000030000000000000002)\nCHECKPOINT LOCATION: 0/2000060\n")
 	if err != nil || b.StartTLI != 3 || b.StartLSN != 0x2000028 {
 		t.Errorf("%+v %v", b, err)
 	}
-	if _, err := ReadBackupLabel(t.TempDir()); err == nil {
+	if _, err := backup.ReadBackupLabel(t.TempDir()); err == nil {
 		t.Error("an empty directory: no error")
 	}
 	f := filepath.Join(t.TempDir(), "x.backup")
 	os.WriteFile(f, []byte("garbage\n"), 0o644)
-	if _, err := ReadBackupLabel(f); err == nil {
+	if _, err := backup.ReadBackupLabel(f); err == nil {
 		t.Error("garbage: no error")
 	}
 }

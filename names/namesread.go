@@ -1,7 +1,8 @@
-package analyze
+package names
 
 import (
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/pass"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
 )
@@ -94,7 +95,7 @@ func XLOGPassWithNames[T any](src xlog.Source, opts xlog.Options, blockSize, wor
 	// XLOGPass does.
 	whole := opts
 	whole.HeadersOnly, whole.SkipCRC = false, true
-	all, start, end, err := runPass(src, whole, blockSize, workers, spanBytes, func(p *part, rec *xlog.Record, dec *decode.Decoder) error {
+	all, start, end, err := pass.Run(src, whole, blockSize, workers, spanBytes, func(p *part, rec *xlog.Record, dec *decode.Decoder) error {
 		h := &rec.Header
 		forNames := NamesFrom(h.Rmid) && !p.names.stopped
 		forXLOG := h.Rmid == xlog.RmgrXLOG && !cutByHeadersOnly(rec)
@@ -112,7 +113,7 @@ func XLOGPassWithNames[T any](src xlog.Source, opts xlog.Options, blockSize, wor
 		}
 		if forXLOG {
 			if !crcOK {
-				return errPassStop // damaged here: the reading ends here too
+				return pass.ErrStop // damaged here: the reading ends here too
 			}
 			if derr == nil {
 				add(&p.t, d)

@@ -1,4 +1,4 @@
-package analyze
+package names
 
 import (
 	"path/filepath"
@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/internal/waltest"
+	"github.com/walscope/walscope/pass"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -24,7 +27,7 @@ func TestXLOGPassWithNames(t *testing.T) {
 	for _, p := range sets {
 		name := filepath.Base(filepath.Dir(p))
 		t.Run(name, func(t *testing.T) {
-			dir, ok := fixtureSet(t, name)
+			dir, ok := waltest.FixtureSet(t, name)
 			if !ok {
 				t.Fatalf("fixtures/%s: no archive", name)
 			}
@@ -37,8 +40,8 @@ func TestXLOGPassWithNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			add := func(f *RedoFinder, d *decode.Record) { f.Add(d) }
-			wantParts, wantStart, wantEnd, err := XLOGPass(src, opts, 8192, 2, 1, true, add)
+			add := func(f *stats.RedoFinder, d *decode.Record) { f.Add(d) }
+			wantParts, wantStart, wantEnd, err := pass.XLOGPass(src, opts, 8192, 2, 1, true, add)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,8 +91,8 @@ func TestXLOGPassWithNames(t *testing.T) {
 	}
 }
 
-func cyclesOf(parts []RedoFinder, start xlog.LSN) []CycleInfo {
-	var all RedoFinder
+func cyclesOf(parts []stats.RedoFinder, start xlog.LSN) []stats.CycleInfo {
+	var all stats.RedoFinder
 	for i := range parts {
 		all.Append(&parts[i])
 	}

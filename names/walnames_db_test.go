@@ -1,4 +1,4 @@
-package analyze
+package names
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/internal/waltest"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -25,7 +27,7 @@ func TestDatabaseNames(t *testing.T) {
 	for _, v := range []int{10, 11, 12, 13, 14, 15, 16, 17, 18} {
 		name := "versions/pg" + strconv.Itoa(v)
 		t.Run(name, func(t *testing.T) {
-			dir, ok := fixtureSet(t, name)
+			dir, ok := waltest.FixtureSet(t, name)
 			if !ok {
 				t.Fatalf("fixtures/%s: no archive", name)
 			}
@@ -71,7 +73,7 @@ func TestDatabaseNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, _, par, err := XLOGPassWithNames(src, opts, 8192, 2, 1, func(*RedoFinder, *decode.Record) {})
+			_, _, _, par, err := XLOGPassWithNames(src, opts, 8192, 2, 1, func(*stats.RedoFinder, *decode.Record) {})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package analyze
+package names
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/internal/waltest"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -22,7 +23,7 @@ import (
 // script named them, the copy of vt included, and no compressed update is
 // left unrebuilt.
 func TestWALNamesAfterCatalogRewrite(t *testing.T) {
-	dir, ok := fixtureSet(t, "pg15-replica-lz4")
+	dir, ok := waltest.FixtureSet(t, "pg15-replica-lz4")
 	if !ok {
 		t.Fatal("fixtures/pg15-replica-lz4: no archive")
 	}

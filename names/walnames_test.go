@@ -1,4 +1,4 @@
-package analyze
+package names
 
 import (
 	"encoding/csv"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/internal/waltest"
 )
 
 // walNamesOf reads a set's archive in order into a WALNames, and returns
@@ -19,7 +20,7 @@ func walNamesOf(t *testing.T, set testwal.Set) (*WALNames, map[decode.RelFileLoc
 	t.Helper()
 	w := NewWALNames(nil)
 	files := map[decode.RelFileLocator]bool{}
-	readSet(t, filepath.Join(testwal.Extract(t, set), "archive"), func(d *decode.Record) {
+	waltest.ReadSet(t, filepath.Join(testwal.Extract(t, set), "archive"), func(d *decode.Record) {
 		w.Add(d)
 		for _, b := range d.Blocks {
 			if b.Fork() == decode.ForkMain {

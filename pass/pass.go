@@ -1,4 +1,4 @@
-package analyze
+package pass
 
 import (
 	"errors"
@@ -23,12 +23,12 @@ import (
 func XLOGPass[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
 	// Checkpoint records are far below HeadersOnlyKeep: kept whole.
 	opts.HeadersOnly, opts.SkipCRC = true, skipCRC
-	return runPass(src, opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
+	return Run(src, opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
 		if rec.Header.Rmid != xlog.RmgrXLOG || len(rec.Raw) != int(rec.Header.TotLen) {
 			return nil // (an XLOG record cut short is a full-page image: none this pass wants)
 		}
 		if skipCRC && xlog.RecordCRC(rec.Raw) != rec.Header.CRC {
-			return errPassStop // damaged here: the reading ends here too
+			return ErrStop // damaged here: the reading ends here too
 		}
 		if d, err := dec.Decode(rec); err == nil {
 			add(part, d)
@@ -40,7 +40,7 @@ func XLOGPass[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spa
 // RecordPass is a first pass over every record, decoded, stopping where a
 // single reader would (a damaged record, or one that does not decode).
 func RecordPass[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
-	return runPass(src, opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
+	return Run(src, opts, blockSize, workers, spanBytes, func(part *T, rec *xlog.Record, dec *decode.Decoder) error {
 		d, err := dec.Decode(rec)
 		if err != nil {
 			return err
@@ -50,12 +50,12 @@ func RecordPass[T any](src xlog.Source, opts xlog.Options, blockSize, workers, s
 	})
 }
 
-// errPassStop ends a first pass at a record.
-var errPassStop = errors.New("first pass stops here")
+// ErrStop ends a first pass at a record.
+var ErrStop = errors.New("first pass stops here")
 
-// runPass reads the stream on the engine, handing each record to each with
+// Run reads the stream on the engine, handing each record to each with
 // its span's T and decoder; an error from each ends the reading there.
-func runPass[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, each func(*T, *xlog.Record, *decode.Decoder) error) (parts []T, start, end xlog.LSN, err error) {
+func Run[T any](src xlog.Source, opts xlog.Options, blockSize, workers, spanBytes int, each func(*T, *xlog.Record, *decode.Decoder) error) (parts []T, start, end xlog.LSN, err error) {
 	s, err := stream.Open(src, stream.Config{Reader: opts, Workers: workers, SpanBytes: spanBytes})
 	if err != nil {
 		return nil, 0, 0, err
@@ -76,41 +76,4 @@ func runPass[T any](src xlog.Source, opts xlog.Options, blockSize, workers, span
 		return nil, 0, 0, err
 	}
 	return parts, res.First, res.End, nil
-}
-
-// PendingVerify is a Verify running on the engine beside another reading of
-// the same stream (report's: its analyses need the records in order on one
-// core, Verify takes the others).
-type PendingVerify struct {
-	done   chan struct{}
-	run    func() // the Verify, when Wait runs it
-	report *VerifyReport
-	err    error
-}
-
-// StartVerify starts Verify(src, opts, blockSize, workers); Wait returns its
-// result. With one worker, the caller's reading has the only core: the
-// Verify runs in Wait.
-func StartVerify(src xlog.Source, opts xlog.Options, blockSize, workers int) *PendingVerify {
-	v := &PendingVerify{done: make(chan struct{})}
-	run := func() {
-		defer close(v.done)
-		v.report, v.err = Verify(src, opts, blockSize, workers)
-	}
-	if workers <= 1 {
-		v.run = run
-	} else {
-		go run()
-	}
-	return v
-}
-
-// Wait waits for the Verify to end and returns what it returned.
-func (v *PendingVerify) Wait() (*VerifyReport, error) {
-	if v.run != nil {
-		v.run()
-		v.run = nil
-	}
-	<-v.done
-	return v.report, v.err
 }

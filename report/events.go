@@ -4,8 +4,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/incident"
+	"github.com/walscope/walscope/names"
 )
 
 // maxReportEvents bounds the events table; the note says how many more
@@ -22,7 +23,7 @@ func eventsTable(s *ReportSide) (reportTable, string) {
 		return t, ""
 	}
 	all := s.Events.Finish()
-	var namer analyze.RelNamer
+	var namer names.RelNamer
 	if s.Catalog != nil {
 		namer = s.Catalog
 	}
@@ -30,7 +31,7 @@ func eventsTable(s *ReportSide) (reportTable, string) {
 		if len(t.Rows) == maxReportEvents {
 			break
 		}
-		analyze.NameSchemas(s.WALNames, &all[i])
+		incident.NameSchemas(s.WALNames, &all[i])
 		ev := &format.NamedEvent{Event: all[i], Name: s.Events.EventName(namer, &all[i])}
 		xid, rows := "", ""
 		if ev.XID != 0 {

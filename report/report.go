@@ -11,9 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/incident"
+	"github.com/walscope/walscope/names"
+	"github.com/walscope/walscope/stats"
+	"github.com/walscope/walscope/verify"
+	"github.com/walscope/walscope/whatif"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -72,21 +76,21 @@ type ReportSide struct {
 	// FullPageWrites lists the full_page_writes values the checkpoint
 	// records carry ("on", "off"), in order of appearance.
 	FullPageWrites []string
-	Stats          *analyze.Stats
-	Breakdown      *analyze.Breakdown // finished
-	Actual         analyze.Scenario
-	Scenarios      []analyze.Scenario
-	Verify         *analyze.VerifyReport
+	Stats          *stats.Stats
+	Breakdown      *stats.Breakdown // finished
+	Actual         whatif.Scenario
+	Scenarios      []whatif.Scenario
+	Verify         *verify.VerifyReport
 	LSN            *LSNBins
-	Catalog        analyze.Catalog
+	Catalog        names.Catalog
 	EndNote        string // how reading ended, if not cleanly
 	// Events is the timeline (walscope events); nil: no events section.
-	Events *analyze.Events
+	Events *incident.Events
 	// WALNames, if set, are the names the WAL carries (dropped schemas are
 	// named from them).
-	WALNames *analyze.WALNames
-	// Advice is walscope advise's (analyze.Advise); nil: no advice section.
-	Advice *analyze.Advice
+	WALNames *names.WALNames
+	// Advice is walscope advise's (whatif.Advise); nil: no advice section.
+	Advice *whatif.Advice
 }
 
 // Report is the HTML report of one stream, or of two side by side.
@@ -169,7 +173,7 @@ func reportPct(part, whole uint64) string {
 	return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64) + "%"
 }
 
-func reportRelLabel(b *analyze.Breakdown, cat analyze.Catalog, r analyze.RelKey) string {
+func reportRelLabel(b *stats.Breakdown, cat names.Catalog, r stats.RelKey) string {
 	id := fmt.Sprintf("%d/%d/%d", r.SpcOID, r.DBOID, r.RelNumber)
 	if r.Fork != decode.ForkMain {
 		id += " " + r.Fork.Name()
@@ -340,9 +344,9 @@ func buildReportSide(s *ReportSide, ids *ChartIDs, width int) reportSideView {
 	// Resource managers and record types.
 	rmgrRows := st.Rows(false)
 	recRows := st.Rows(true)
-	stackRows := func(rows []analyze.Row, limit int) ([]BarRow, []BarRow) {
-		rows = append([]analyze.Row(nil), rows...)
-		var kept []analyze.Row
+	stackRows := func(rows []stats.Row, limit int) ([]BarRow, []BarRow) {
+		rows = append([]stats.Row(nil), rows...)
+		var kept []stats.Row
 		for _, r := range rows {
 			if r.Count > 0 {
 				kept = append(kept, r)
@@ -374,11 +378,11 @@ func buildReportSide(s *ReportSide, ids *ChartIDs, width int) reportSideView {
 	}
 	// Relations.
 	{
-		rels := make([]*analyze.RelVolume, 0, len(b.Relations))
+		rels := make([]*stats.RelVolume, 0, len(b.Relations))
 		for _, r := range b.Relations {
 			rels = append(rels, r)
 		}
-		key := func(r *analyze.RelVolume) string { return fmt.Sprint(r.Rel) }
+		key := func(r *stats.RelVolume) string { return fmt.Sprint(r.Rel) }
 		sort.Slice(rels, func(i, j int) bool {
 			if rels[i].WALBytes != rels[j].WALBytes {
 				return rels[i].WALBytes > rels[j].WALBytes
@@ -424,7 +428,7 @@ func buildReportSide(s *ReportSide, ids *ChartIDs, width int) reportSideView {
 			Series: []string{"other bytes", "image bytes"}, Ref: float64(a.WALBytes), RefLabel: "actual WAL size", Width: width}
 		v.WhatTab = reportTable{Columns: []string{"setting", "value", "WAL bytes", "image bytes", "record bytes", "flush write bytes", "WAL ratio", "checkpoints", "most pg_wal"},
 			Numeric: []bool{false, false, true, true, true, true, true, true, true}}
-		for _, sc := range append([]analyze.Scenario{a}, s.Scenarios...) {
+		for _, sc := range append([]whatif.Scenario{a}, s.Scenarios...) {
 			label := sc.Setting + " = " + sc.Value
 			if sc.Setting == "actual" {
 				label = "actual"
@@ -456,7 +460,7 @@ func buildReportSide(s *ReportSide, ids *ChartIDs, width int) reportSideView {
 		gaps := "none"
 		var missing []string
 		for _, p := range vr.Problems {
-			if p.Class == analyze.ClassMissingSegment {
+			if p.Class == verify.ClassMissingSegment {
 				missing = append(missing, p.LSNStr+" ("+p.Message+")")
 			}
 		}
@@ -588,10 +592,10 @@ nav a { margin-right: 1em; }
 
 // adviceView lays out walscope advise's advice: a row for the stream now
 // and one per setting, then the reasons and the settings taken.
-func adviceView(a *analyze.Advice) (reportTable, []string) {
+func adviceView(a *whatif.Advice) (reportTable, []string) {
 	t := reportTable{Columns: []string{"setting", "current", "advised", "WAL per day", "image share", "checkpoints per hour", "most pg_wal"},
 		Numeric: []bool{false, false, false, true, true, true, true}}
-	row := func(setting, cur, adv string, p analyze.Projection) {
+	row := func(setting, cur, adv string, p whatif.Projection) {
 		t.Rows = append(t.Rows, []string{setting, cur, adv, format.FormatBytes(p.WALBytesPerDay),
 			strconv.FormatFloat(100*p.ImageShare, 'f', 1, 64) + "%", strconv.FormatFloat(p.CheckpointsPerHour, 'f', 1, 64),
 			format.FormatBytes(float64(p.PgWALBytes))})

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/stats"
+	"github.com/walscope/walscope/verify"
+	"github.com/walscope/walscope/whatif"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -47,7 +49,7 @@ func sampleSide(t *testing.T, name string) *ReportSide {
 			each(rec, d)
 		}
 	}
-	var finder analyze.RedoFinder
+	var finder stats.RedoFinder
 	var start, end xlog.LSN
 	read(func(rec *xlog.Record, d *decode.Record) {
 		if start == 0 {
@@ -56,8 +58,8 @@ func sampleSide(t *testing.T, name string) *ReportSide {
 		end = rec.EndLSN
 		finder.Add(d)
 	})
-	b := analyze.NewBreakdown(time.Second, finder.Sorted(), start, end)
-	var st analyze.Stats
+	b := stats.NewBreakdown(time.Second, finder.Sorted(), start, end)
+	var st stats.Stats
 	bins := NewLSNBins(start, end, 240)
 	read(func(_ *xlog.Record, d *decode.Record) {
 		b.Add(d)
@@ -71,12 +73,12 @@ func sampleSide(t *testing.T, name string) *ReportSide {
 	return &ReportSide{
 		Name: name, BlockSize: 8192, WalLevel: 1, FullPageWrites: []string{"on"},
 		Stats: &st, Breakdown: b, LSN: bins,
-		Actual: analyze.Scenario{Setting: "actual", Value: "", WALBytes: b.Total.WALBytes, ImageBytes: b.Total.ImageBytes, RecordBytes: b.Total.RecordBytes},
-		Scenarios: []analyze.Scenario{
+		Actual: whatif.Scenario{Setting: "actual", Value: "", WALBytes: b.Total.WALBytes, ImageBytes: b.Total.ImageBytes, RecordBytes: b.Total.RecordBytes},
+		Scenarios: []whatif.Scenario{
 			{Setting: "full_page_writes", Value: "off", WALBytes: b.Total.WALBytes - b.Total.ImageBytes, RecordBytes: b.Total.RecordBytes - b.Total.ImageBytes},
 		},
-		Verify: &analyze.VerifyReport{Version: 15, SystemID: 1, SegmentSize: 1 << 20, PageSize: 8192, Segments: 2,
-			Records: st.Count, Timelines: []analyze.TimelineRange{{TLI: 1, Start: start.String(), End: end.String(), Records: st.Count}}},
+		Verify: &verify.VerifyReport{Version: 15, SystemID: 1, SegmentSize: 1 << 20, PageSize: 8192, Segments: 2,
+			Records: st.Count, Timelines: []verify.TimelineRange{{TLI: 1, Start: start.String(), End: end.String(), Records: st.Count}}},
 	}
 }
 

@@ -1,4 +1,4 @@
-package analyze
+package stats
 
 import (
 	"container/heap"
@@ -260,7 +260,7 @@ func (b *Breakdown) relEvent(e relEvent) {
 		return
 	}
 	if e.end.Commit {
-		for nw, old := range pairRewrites(b.created[e.xid], *e.end, e.version) {
+		for nw, old := range PairRewrites(b.created[e.xid], *e.end, e.version) {
 			b.Renamed[nw] = old
 		}
 	}
@@ -385,7 +385,7 @@ func (b *Breakdown) rel(k RelKey) *RelVolume {
 	return rv
 }
 
-// pairRewrites pairs the main-fork files a committed transaction created
+// PairRewrites pairs the main-fork files a committed transaction created
 // with those its commit dropped, where the order PostgreSQL does things in
 // tells which replaced which (real PostgreSQL 15 WAL, fixtures/rewrite):
 //
@@ -403,7 +403,7 @@ func (b *Breakdown) rel(k RelKey) *RelVolume {
 // Before 15, commits name no dropped statistics, and several files are not
 // paired (a VACUUM FULL would be mistaken for a TRUNCATE). Files of
 // different databases, or counts that differ, are not paired either.
-func pairRewrites(created []decode.RelFileLocator, end rmgr.XactEndInfo, v xlog.Version) map[decode.RelFileLocator]decode.RelFileLocator {
+func PairRewrites(created []decode.RelFileLocator, end rmgr.XactEndInfo, v xlog.Version) map[decode.RelFileLocator]decode.RelFileLocator {
 	dropped := end.DroppedRels
 	if len(created) == 0 || len(created) != len(dropped) || len(created) > 1 && v < xlog.V15 {
 		return nil

@@ -1,8 +1,7 @@
-package analyze
+package stats
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -10,42 +9,10 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/internal/waltest"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 )
-
-// readSet hands every record of a set's archive, decoded, to each, and
-// returns the first record's LSN and where reading ended.
-func readSet(t *testing.T, dir string, each func(*decode.Record)) (start, end xlog.LSN) {
-	t.Helper()
-	src, err := xlog.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := xlog.NewReader(src, xlog.Options{FollowHistory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	dec := decode.NewDecoder(8192)
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			if err != io.EOF && !xlog.IsEndOfWAL(err) {
-				t.Fatal(err)
-			}
-			return start, r.EndLSN()
-		}
-		if start == 0 {
-			start = rec.LSN
-		}
-		d, err := dec.Decode(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		each(d)
-	}
-}
 
 // counters are the analyze counters the breakdown and the export share.
 type counters struct {
@@ -112,7 +79,7 @@ func TestCountersPartsEqualSequential(t *testing.T) {
 		t.Run(set.Name, func(t *testing.T) {
 			dir := filepath.Join(testwal.Extract(t, set), "archive")
 			var finder RedoFinder
-			start, end := readSet(t, dir, finder.Add)
+			start, end := waltest.ReadSet(t, dir, finder.Add)
 			cycles := finder.Cycles(start)
 			for _, keepTops := range []bool{false, true} {
 				seq := newCounters(cycles, end, false, keepTops)
@@ -126,7 +93,7 @@ func TestCountersPartsEqualSequential(t *testing.T) {
 						root.segs.Merge(part.segs)
 					}
 				}
-				readSet(t, dir, func(d *decode.Record) {
+				waltest.ReadSet(t, dir, func(d *decode.Record) {
 					seq.add(d)
 					if c := uint64(d.LSN) / partBytes; part == nil || c != cut {
 						merge()
@@ -175,7 +142,7 @@ func TestRedoFinderAppend(t *testing.T) {
 			var one, all RedoFinder
 			var part *RedoFinder
 			var cut uint64
-			start, _ := readSet(t, dir, func(d *decode.Record) {
+			start, _ := waltest.ReadSet(t, dir, func(d *decode.Record) {
 				one.Add(d)
 				if c := uint64(d.LSN) / partBytes; part == nil || c != cut {
 					if part != nil {

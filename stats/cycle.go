@@ -1,4 +1,4 @@
-package analyze
+package stats
 
 import (
 	"sort"
@@ -35,11 +35,11 @@ type Cycle struct {
 	Volume
 	DistinctBlocks int        // blocks imaged at least once in the cycle
 	Tenths         [10]uint64 // image bytes in each tenth of the cycle, by LSN
-	blocks         map[blockKey]struct{}
+	blocks         map[BlockKey]struct{}
 	images         []imageAt // images of the last cycle while its end is not known
 }
 
-type blockKey struct {
+type BlockKey struct {
 	RelKey
 	Block uint32
 }
@@ -223,7 +223,7 @@ func (c *CycleCounter) Add(rec *decode.Record, images uint64) {
 		return
 	}
 	if a.blocks == nil {
-		a.blocks = map[blockKey]struct{}{}
+		a.blocks = map[BlockKey]struct{}{}
 	}
 	// A cycle's images go to its tenths at once where its end is known; the
 	// last cycle's wait for Finish where it is not, so that memory does not
@@ -235,7 +235,7 @@ func (c *CycleCounter) Add(rec *decode.Record, images uint64) {
 		if !bl.HasImage {
 			continue
 		}
-		a.blocks[blockKey{RelKey{bl.Rel, bl.Fork()}, bl.Block}] = struct{}{}
+		a.blocks[BlockKey{RelKey{bl.Rel, bl.Fork()}, bl.Block}] = struct{}{}
 		switch {
 		case wait:
 			a.images = append(a.images, imageAt{rec.LSN, uint32(bl.ImageLen)})
@@ -275,7 +275,7 @@ func (c *CycleCounter) Merge(p *CycleCounter) {
 			cy.Tenths[k] += v
 		}
 		if len(pc.blocks) > 0 && cy.blocks == nil {
-			cy.blocks = make(map[blockKey]struct{}, len(pc.blocks))
+			cy.blocks = make(map[BlockKey]struct{}, len(pc.blocks))
 		}
 		for k := range pc.blocks {
 			cy.blocks[k] = struct{}{}
@@ -307,3 +307,7 @@ func (c *CycleCounter) Finish(end xlog.LSN) []*Cycle {
 	}
 	return out
 }
+
+// IsMark reports whether the point is a BACKUP_END or END_OF_RECOVERY mark
+// the finder keeps among its points, not a checkpoint's redo point.
+func (c CycleInfo) IsMark() bool { return c.mark != markNone }

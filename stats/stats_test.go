@@ -1,4 +1,4 @@
-package analyze
+package stats
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/internal/waltest"
 )
 
 // TestStatsPartsEqualSequential: statistics counted in parts of 256 kB,
@@ -21,7 +22,7 @@ func TestStatsPartsEqualSequential(t *testing.T) {
 			var seq, merged Stats
 			part := new(Stats)
 			cut, parts := uint64(0), 0
-			readSet(t, dir, func(d *decode.Record) {
+			waltest.ReadSet(t, dir, func(d *decode.Record) {
 				seq.Add(d)
 				if c := uint64(d.LSN) / partBytes; c != cut {
 					merged.Merge(part)

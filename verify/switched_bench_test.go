@@ -1,4 +1,4 @@
-package analyze
+package verify
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 	"github.com/walscope/walscope/xlog/stream"
@@ -115,10 +116,10 @@ func statsLikeCommand(src xlog.Source, opts xlog.Options, workers int) error {
 		return err
 	}
 	type part struct {
-		st  Stats
+		st  stats.Stats
 		dec *decode.Decoder
 	}
-	var total Stats
+	var total stats.Stats
 	res, err := stream.Run(s, stream.Job[*part]{
 		NewPart: func(stream.SpanInfo) *part { return &part{dec: decode.NewDecoder(8192)} },
 		Record: func(p *part, rec *xlog.Record) error {

@@ -1,4 +1,4 @@
-package analyze
+package verify
 
 import (
 	"errors"
@@ -164,13 +164,13 @@ func Classify(err error) Class {
 	return ClassPageHeader
 }
 
-// endLike reports whether a problem may just be where written WAL ends; it
+// EndLike reports whether a problem may just be where written WAL ends; it
 // is one only if no valid record follows it.
-func endLike(c Class) bool {
+func EndLike(c Class) bool {
 	return c == ClassZeroedTorn || c == ClassRecycled || c == ClassCRC || c == ClassMissingSegment
 }
 
-func problemOf(err error, class Class) Problem {
+func ProblemOf(err error, class Class) Problem {
 	p := Problem{Class: class, Message: err.Error()}
 	if xe, ok := errors.AsType[*xlog.Error](err); ok {
 		p.File, p.Offset, p.LSN, p.Message = xe.File, xe.Offset, xe.LSN, xe.Msg
@@ -253,7 +253,7 @@ func Verify(src xlog.Source, opts xlog.Options, blockSize, workers int) (*Verify
 			carry = carry[:0]
 			if prevClean && s.firstClean {
 				if err := stream.CheckJoin(prevLast, prevEnd, s.first, s.firstPrev); err != nil {
-					p := problemOf(err, ClassRecordHeader)
+					p := ProblemOf(err, ClassRecordHeader)
 					p.File, p.Offset = s.firstSegment, int64(uint64(s.first)%uint64(st.SegmentSize()))
 					addProblem(p)
 				}
@@ -347,14 +347,14 @@ func verifySpan(src xlog.Source, opts xlog.Options, blockSize int) *spanReport {
 	add := func(err error) {
 		troubled, troubledLast = true, true
 		c := Classify(err)
-		p := problemOf(err, c)
+		p := ProblemOf(err, c)
 		if errors.Is(err, xlog.ErrMagic) && p.Offset%int64(r.SegmentSize()) != 0 {
 			p.Class = ClassPageHeader // a damaged page inside a good file
 		}
 		if p.File != "" {
 			s.segments[p.File] = true
 		}
-		if endLike(p.Class) && !errors.Is(err, xlog.ErrNoValidRecord) {
+		if EndLike(p.Class) && !errors.Is(err, xlog.ErrNoValidRecord) {
 			// (no record where reading starts is no end: pg_waldump fails)
 			s.pending = append(s.pending, p)
 		} else {

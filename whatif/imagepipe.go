@@ -1,10 +1,11 @@
-package analyze
+package whatif
 
 import (
 	"sync"
 	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/pass"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
 )
@@ -102,7 +103,7 @@ func NewImagePipeline(src xlog.Source, opts xlog.Options, blockSize int, newSize
 			case p.parts <- part.slots:
 				return nil
 			case <-p.stop:
-				return errPassStop
+				return pass.ErrStop
 			}
 		},
 	}

@@ -1,4 +1,4 @@
-package analyze
+package whatif
 
 import (
 	"strconv"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/stats"
+	"github.com/walscope/walscope/verify"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -33,9 +35,9 @@ type Scenario struct {
 	PgWALBytes        uint64  `json:"pg_wal_bytes,omitempty"`
 	// Redo are the stream LSNs before which the scenario's checkpoints
 	// began (checkpoint settings scenarios only).
-	Redo   []xlog.LSN        `json:"-"`
-	Causes []CheckpointCause `json:"-"` // why each of Redo began
-	layout *Layout
+	Redo   []xlog.LSN              `json:"-"`
+	Causes []stats.CheckpointCause `json:"-"` // why each of Redo began
+	layout *verify.Layout
 	ck     *checkpointer
 	// touchCol, for checkpoint spacing, is the scenario's column in
 	// WhatIf.touched (-1: none).
@@ -69,7 +71,7 @@ type WhatIfInput struct {
 	// Cycles are the stream's checkpoints with their causes
 	// (RedoFinder.Sorted): the checkpoint settings scenarios (max_wal_size,
 	// checkpoint_timeout) need them, and are left out without.
-	Cycles  []CycleInfo
+	Cycles  []stats.CycleInfo
 	Times   []TimePoint  // times the WAL tells, in WAL order (FillWhatIfInput); nil: the checkpoints'
 	Version xlog.Version // the server's, 0 if unknown (PostgreSQL 10 spaced checkpoints otherwise)
 	// Given are the checkpoint settings known of the stream; the others are
@@ -109,7 +111,7 @@ type WhatIf struct {
 	// block's last change, by scenario: the row touch[block] of touched,
 	// touchCols wide, column Scenario.touchCol (untouched: never changed).
 	// One map lookup per block serves every such scenario.
-	touch     map[blockKey]int32
+	touch     map[stats.BlockKey]int32
 	touched   []int32
 	touchCols int
 	rows      []int32 // the record's blocks' rows, by block index
@@ -121,7 +123,7 @@ const untouched = -1 << 31
 // trackTouches gives s a column in w.touched.
 func (w *WhatIf) trackTouches(s *Scenario) {
 	if w.touch == nil {
-		w.touch = map[blockKey]int32{}
+		w.touch = map[stats.BlockKey]int32{}
 	}
 	s.touchCol = w.touchCols
 	w.touchCols++
@@ -133,7 +135,7 @@ func (w *WhatIf) touchRows(rec *decode.Record) {
 	w.rows = w.rows[:0]
 	for i := range rec.Blocks {
 		b := &rec.Blocks[i]
-		k := blockKey{RelKey{b.Rel, b.Fork()}, b.Block}
+		k := stats.BlockKey{RelKey: stats.RelKey{RelFileLocator: b.Rel, Fork: b.Fork()}, Block: b.Block}
 		row, ok := w.touch[k]
 		if !ok {
 			row = int32(len(w.touched) / w.touchCols)
@@ -162,9 +164,9 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 		in.Redo = append([]xlog.LSN{in.Start}, in.Redo...)
 	}
 	w := &WhatIf{in: in, dec: decode.NewDecoder(in.BlockSize)}
-	w.Actual = Scenario{Setting: "actual", layout: NewLayout(in.PageSize, in.SegSize, in.Start)}
+	w.Actual = Scenario{Setting: "actual", layout: verify.NewLayout(in.PageSize, in.SegSize, in.Start)}
 	add := func(setting, value string, pageSize uint32) *Scenario {
-		s := &Scenario{Setting: setting, Value: value, layout: NewLayout(pageSize, in.SegSize, in.Start), touchCol: -1}
+		s := &Scenario{Setting: setting, Value: value, layout: verify.NewLayout(pageSize, in.SegSize, in.Start), touchCol: -1}
 		w.Scenarios = append(w.Scenarios, s)
 		return s
 	}
@@ -250,7 +252,7 @@ func imageHeader(compressed, hole bool) uint32 {
 // Add feeds one record.
 func (w *WhatIf) Add(rec *decode.Record) {
 	w.noteRecord(rec)
-	if t, ok := recordTime(rec); ok {
+	if t, ok := stats.RecordTime(rec); ok {
 		if w.first.IsZero() {
 			w.first = t
 		}
@@ -481,7 +483,7 @@ func (w *WhatIf) Results() (Scenario, []Scenario) {
 			out[i].Checkpoints, out[i].CheckpointsByCause = len(s.ck.Redo), byCause(s.ck.Causes)
 			out[i].WALKeptBytes, out[i].PgWALBytes = s.ck.keep, s.ck.disk
 			out[i].Redo = append([]xlog.LSN(nil), s.ck.Redo...)
-			out[i].Causes = append([]CheckpointCause(nil), s.ck.Causes...)
+			out[i].Causes = append([]stats.CheckpointCause(nil), s.ck.Causes...)
 		} else if s.Setting != "checkpoint_distance" {
 			out[i].Checkpoints = w.streamCheckpoints()
 		} else {

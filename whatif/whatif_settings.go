@@ -1,4 +1,4 @@
-package analyze
+package whatif
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -40,29 +41,29 @@ type checkpointer struct {
 	set       CheckpointSettings
 	cps       int // CheckPointSegments
 	segSize   uint64
-	fixed     []CycleInfo       // the stream's requested checkpoints, in LSN order
-	next      int               // the next of fixed
-	drop      map[xlog.LSN]bool // the stream's time and WAL checkpoint records: not in the scenario
-	cycle     int               // the simulated cycle (as WhatIf.touched counts them)
-	redo      xlog.LSN          // the scenario position of the current redo point
-	started   time.Time         // last_checkpoint_time
-	running   bool              // a checkpoint is between its redo point and its record
-	spread    bool              // the running one is spread over the interval
-	fixedAt   xlog.LSN          // the stream's checkpoint record ending a running fixed one
-	pending   bool              // a request waits for the running checkpoint to end
-	wrote     bool              // WAL written since the last checkpoint began
-	prior     xlog.LSN          // the redo point before the current one (PriorRedoPtr)
-	estim     float64           // CheckPointDistanceEstimate
-	first     uint64            // the oldest segment pg_wal holds
-	top       uint64            // the newest segment file pg_wal holds (recycled ones included)
-	Redo      []xlog.LSN        // the stream LSNs the simulated checkpoints began at
-	Causes    []CheckpointCause // and why
-	keep      uint64            // most WAL kept: from the oldest kept segment through the insert position
-	disk      uint64            // most segment files, recycled ones included
-	ckLen     uint32            // a checkpoint record's length, as the stream writes them
-	lastPos   xlog.LSN          // the scenario position before the record being placed
-	endRecord bool              // a simulated checkpoint ended: its record goes before the next
-	replay    bool              // the stream's own checkpoints, all kept where they were
+	fixed     []stats.CycleInfo       // the stream's requested checkpoints, in LSN order
+	next      int                     // the next of fixed
+	drop      map[xlog.LSN]bool       // the stream's time and WAL checkpoint records: not in the scenario
+	cycle     int                     // the simulated cycle (as WhatIf.touched counts them)
+	redo      xlog.LSN                // the scenario position of the current redo point
+	started   time.Time               // last_checkpoint_time
+	running   bool                    // a checkpoint is between its redo point and its record
+	spread    bool                    // the running one is spread over the interval
+	fixedAt   xlog.LSN                // the stream's checkpoint record ending a running fixed one
+	pending   bool                    // a request waits for the running checkpoint to end
+	wrote     bool                    // WAL written since the last checkpoint began
+	prior     xlog.LSN                // the redo point before the current one (PriorRedoPtr)
+	estim     float64                 // CheckPointDistanceEstimate
+	first     uint64                  // the oldest segment pg_wal holds
+	top       uint64                  // the newest segment file pg_wal holds (recycled ones included)
+	Redo      []xlog.LSN              // the stream LSNs the simulated checkpoints began at
+	Causes    []stats.CheckpointCause // and why
+	keep      uint64                  // most WAL kept: from the oldest kept segment through the insert position
+	disk      uint64                  // most segment files, recycled ones included
+	ckLen     uint32                  // a checkpoint record's length, as the stream writes them
+	lastPos   xlog.LSN                // the scenario position before the record being placed
+	endRecord bool                    // a simulated checkpoint ended: its record goes before the next
+	replay    bool                    // the stream's own checkpoints, all kept where they were
 }
 
 func newCheckpointer(set CheckpointSettings, in *WhatIfInput, replay bool) *checkpointer {
@@ -86,7 +87,7 @@ func newCheckpointer(set CheckpointSettings, in *WhatIfInput, replay bool) *chec
 
 // begin starts a checkpoint before the stream record at, at scenario
 // position pos.
-func (c *checkpointer) begin(at, pos xlog.LSN, now time.Time, cause CheckpointCause) {
+func (c *checkpointer) begin(at, pos xlog.LSN, now time.Time, cause stats.CheckpointCause) {
 	c.prior, c.redo = c.redo, pos
 	c.cycle++
 	c.started = now
@@ -171,14 +172,14 @@ func (c *checkpointer) before(rec *decode.Record, pos xlog.LSN, now time.Time) (
 		} else if el := now.Sub(c.started); c.set.Timeout > 0 && el >= c.set.Timeout {
 			k := el / c.set.Timeout
 			if c.wrote {
-				c.begin(rec.LSN, pos, c.started.Add(k*c.set.Timeout), CauseTime)
+				c.begin(rec.LSN, pos, c.started.Add(k*c.set.Timeout), stats.CauseTime)
 			} else {
 				c.started = c.started.Add(k * c.set.Timeout)
 			}
 		}
 	}
 	if c.pending && !c.running {
-		c.begin(rec.LSN, pos, now, CauseWAL)
+		c.begin(rec.LSN, pos, now, stats.CauseWAL)
 	}
 	if rec.Header.Rmid == xlog.RmgrXLOG && c.drop[rec.LSN] {
 		return true
@@ -205,7 +206,7 @@ func (c *checkpointer) after(pos xlog.LSN) {
 }
 
 // byCause counts causes by name.
-func byCause(causes []CheckpointCause) map[string]int {
+func byCause(causes []stats.CheckpointCause) map[string]int {
 	m := map[string]int{}
 	for _, c := range causes {
 		m[c.String()]++
@@ -264,7 +265,7 @@ func (w *WhatIf) placeSettings(s *Scenario, rec *decode.Record) {
 // checkpoints where they show them, PostgreSQL's defaults otherwise.
 func (w *WhatIf) addSettingsScenarios(add func(setting, value string, pageSize uint32) *Scenario) {
 	in := &w.in
-	cur, assumed := CurrentSettings(InferSettings(in.Cycles), in.SegSize, in.Version, in.Given)
+	cur, assumed := CurrentSettings(stats.InferSettings(in.Cycles), in.SegSize, in.Version, in.Given)
 	w.Settings, w.Assumed = cur, assumed
 	w.actualCk = newCheckpointer(cur, in, true)
 	seg := uint64(in.SegSize)
@@ -449,7 +450,7 @@ func uniqueSorted[T uint64 | time.Duration](v []T, norm func(T) T) []T {
 type WhatIfPass struct {
 	learner DataLenLearner
 	level   LevelGuesser
-	finder  RedoFinder
+	finder  stats.RedoFinder
 	redo    []xlog.LSN
 	times   []TimePoint // the first time the WAL tells in each MB of LSN
 	last    TimePoint   // the last it told
@@ -457,7 +458,7 @@ type WhatIfPass struct {
 
 // Add looks at one record.
 func (p *WhatIfPass) Add(rec *decode.Record) {
-	if t, ok := recordTime(rec); ok {
+	if t, ok := stats.RecordTime(rec); ok {
 		p.last = TimePoint{rec.LSN, t}
 		// on a grid of LSN, so that passes over spans join into what one
 		// pass finds
@@ -469,7 +470,7 @@ func (p *WhatIfPass) Add(rec *decode.Record) {
 	p.level.Add(rec)
 	n := len(p.finder.Points)
 	p.finder.Add(rec)
-	if n < len(p.finder.Points) && p.finder.Points[n].mark == markNone {
+	if n < len(p.finder.Points) && !p.finder.Points[n].IsMark() {
 		p.redo = append(p.redo, p.finder.Points[n].Redo)
 	}
 }
@@ -479,7 +480,7 @@ func (p *WhatIfPass) Add(rec *decode.Record) {
 func FillWhatIfInput(in *WhatIfInput, parts []WhatIfPass) {
 	var learner DataLenLearner
 	var level LevelGuesser
-	var finder RedoFinder
+	var finder stats.RedoFinder
 	in.Redo, in.Times = nil, nil
 	var last TimePoint
 	for i := range parts {

@@ -1,4 +1,4 @@
-package analyze
+package whatif
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -97,7 +98,7 @@ func (r settingsRun) records(t *testing.T, from, to xlog.LSN, fn func(*decode.Re
 }
 
 // predict runs the what-if over run r with the scenarios asked for.
-func (r settingsRun) predict(t *testing.T, sizes []uint64, timeouts []time.Duration) (*WhatIf, Scenario, []Scenario, []CycleInfo) {
+func (r settingsRun) predict(t *testing.T, sizes []uint64, timeouts []time.Duration) (*WhatIf, Scenario, []Scenario, []stats.CycleInfo) {
 	t.Helper()
 	in := WhatIfInput{PageSize: 8192, SegSize: 1 << 20, BlockSize: 8192, WalLevel: xlog.WalLevelUnknown, Version: xlog.V15,
 		Start: lsnOf(t, r.PrerunRedo), MaxWALSizes: sizes, Timeouts: timeouts,
@@ -136,7 +137,7 @@ func TestCheckpointCauses(t *testing.T) {
 		for _, ck := range r.Checkpoints {
 			logged[lsnOf(t, ck.Redo)] = ck.Cause
 		}
-		want := map[string]CheckpointCause{"wal": CauseWAL, "time": CauseTime, "immediate force wait": CauseRequested}
+		want := map[string]stats.CheckpointCause{"wal": stats.CauseWAL, "time": stats.CauseTime, "immediate force wait": stats.CauseRequested}
 		n := 0
 		for i, cy := range in.Cycles {
 			cause, ok := logged[cy.Redo]
@@ -144,7 +145,7 @@ func TestCheckpointCauses(t *testing.T) {
 				continue
 			}
 			n++
-			if i <= 1 && cy.Cause == CauseUnknown {
+			if i <= 1 && cy.Cause == stats.CauseUnknown {
 				// the first checkpoint of the archive: nothing before it
 				// to measure its spacing from
 				continue
@@ -156,7 +157,7 @@ func TestCheckpointCauses(t *testing.T) {
 		if n != len(logged) {
 			t.Errorf("%s: %d of the %d logged checkpoints found", c.run, n, len(logged))
 		}
-		inf := InferSettings(in.Cycles)
+		inf := stats.InferSettings(in.Cycles)
 		cur, _ := CurrentSettings(inf, 1<<20, xlog.V15, GivenSettings{})
 		t.Logf("%s: inferred %+v, max_wal_size %s", c.run, inf, FormatSize(cur.MaxWALSize))
 		if inf.CheckpointSegments != c.segs || inf.Timeout != c.timeout {

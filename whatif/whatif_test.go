@@ -1,4 +1,4 @@
-package analyze
+package whatif
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -149,7 +150,7 @@ func TestWhatIfCheckpointSpacing(t *testing.T) {
 // not imaged again until the next redo point.
 func TestSawtooth(t *testing.T) {
 	w := loadRun(t, "checkpoint-every-500")
-	var finder RedoFinder
+	var finder stats.RedoFinder
 	var start xlog.LSN
 	w.each(t, w.start, func(d *decode.Record) {
 		if start == 0 {
@@ -157,7 +158,7 @@ func TestSawtooth(t *testing.T) {
 		}
 		finder.Add(d)
 	})
-	b := NewBreakdown(time.Minute, finder.Sorted(), start, w.end)
+	b := stats.NewBreakdown(time.Minute, finder.Sorted(), start, w.end)
 	w.each(t, w.start, func(d *decode.Record) { b.Add(d) })
 	b.Finish()
 	n := 0

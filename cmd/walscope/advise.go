@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	format "github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/whatif"
 )
 
 func adviseCommand() *cli.Command {
@@ -19,10 +19,10 @@ func adviseCommand() *cli.Command {
 	return cmd
 }
 
-// printAdvice prints analyze.Advise's advice: JSON as it is, text and CSV
+// printAdvice prints whatif.Advise's advice: JSON as it is, text and CSV
 // as a table (text with the reasons and the settings taken below it).
-func printAdvice(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) error {
-	a := analyze.Advise(w)
+func printAdvice(w *whatif.WhatIf, stdout *bufio.Writer, outFormat string) error {
+	a := whatif.Advise(w)
 	if outFormat == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/whatif"
 )
 
 // settingsFixture is the archive of fixtures/whatif-settings/NAME: real
@@ -91,14 +91,14 @@ func TestWhatIfSettingsFlags(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var res struct {
-		Actual    analyze.Scenario   `json:"actual"`
-		Scenarios []analyze.Scenario `json:"scenarios"`
-		Assumed   []string           `json:"assumed"`
+		Actual    whatif.Scenario   `json:"actual"`
+		Scenarios []whatif.Scenario `json:"scenarios"`
+		Assumed   []string          `json:"assumed"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]analyze.Scenario{}
+	got := map[string]whatif.Scenario{}
 	for _, s := range res.Scenarios {
 		got[s.Setting+"="+s.Value] = s
 	}
@@ -137,16 +137,16 @@ func TestAdvise(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var a analyze.Advice
+	var a whatif.Advice
 	if err := json.Unmarshal([]byte(out), &a); err != nil {
 		t.Fatal(err)
 	}
-	rec := map[string]analyze.Recommendation{}
+	rec := map[string]whatif.Recommendation{}
 	for _, r := range a.Recommendations {
 		rec[r.Setting] = r
 	}
 	mws := rec["max_wal_size"]
-	if adv, err := analyze.ParseSize(mws.Advised); err != nil || adv <= 32<<20 || mws.Current != "32MB" || mws.Predicted.CheckpointsPerHour >= a.Now.CheckpointsPerHour {
+	if adv, err := whatif.ParseSize(mws.Advised); err != nil || adv <= 32<<20 || mws.Current != "32MB" || mws.Predicted.CheckpointsPerHour >= a.Now.CheckpointsPerHour {
 		t.Errorf("max_wal_size: %+v (now %+v)", mws, a.Now)
 	}
 	if r := rec["full_page_writes"]; r.Advised != "on" || !strings.Contains(r.Why, "torn") || r.Predicted.WALBytesPerDay >= a.Now.WALBytesPerDay {

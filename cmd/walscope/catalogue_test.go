@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/verify"
 )
 
 type catalogueCase struct {
@@ -62,7 +62,7 @@ func TestCorruptionCatalogue(t *testing.T) {
 			if code != c.VerifyExit {
 				t.Errorf("verify exit %d, want %d; stderr %q", code, c.VerifyExit, stderr)
 			}
-			var rep analyze.VerifyReport
+			var rep verify.VerifyReport
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("verify output: %v\n%s", err, out)
 			}
@@ -96,9 +96,9 @@ func TestCorruptionCatalogue(t *testing.T) {
 			}
 		})
 	}
-	for _, cl := range []analyze.Class{analyze.ClassEnd, analyze.ClassZeroedTorn, analyze.ClassRecycled, analyze.ClassCRC,
-		analyze.ClassRecordHeader, analyze.ClassPageHeader, analyze.ClassMissingSegment, analyze.ClassTruncated,
-		analyze.ClassOtherSystem, analyze.ClassUnknownVersion} {
+	for _, cl := range []verify.Class{verify.ClassEnd, verify.ClassZeroedTorn, verify.ClassRecycled, verify.ClassCRC,
+		verify.ClassRecordHeader, verify.ClassPageHeader, verify.ClassMissingSegment, verify.ClassTruncated,
+		verify.ClassOtherSystem, verify.ClassUnknownVersion} {
 		if !classes[string(cl)] {
 			t.Errorf("no catalogue case of class %s", cl)
 		}

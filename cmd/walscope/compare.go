@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -46,13 +46,13 @@ func compareAction(c *cli.Command) error {
 		return usageErr("unrecognized value for option --format: %s", c.String("format"))
 	}
 	perRecord := c.String("by") == "record"
-	var prof [2]*analyze.Profile
+	var prof [2]*stats.Profile
 	for i, path := range c.Args().Slice() {
 		src, err := openArchive(path) // local, or s3://, gs://, azblob://
 		if err != nil {
 			return openErr([]string{path}, err)
 		}
-		p, err := analyze.ProfileStream(src, xlog.Options{FollowHistory: true}, c.Int("blcksz"), jobs(c))
+		p, err := stats.ProfileStream(src, xlog.Options{FollowHistory: true}, c.Int("blcksz"), jobs(c))
 		if err != nil {
 			return readerSetupError(err)
 		}
@@ -79,7 +79,7 @@ func compareAction(c *cli.Command) error {
 		Columns: []string{"type", "records_a", "records_b", "bytes_a", "bytes_b", "fpi_bytes_a", "fpi_bytes_b", "bytes_diff", "bytes_ratio"},
 		Numeric: []bool{false, true, true, true, true, true, true, true, true},
 	}
-	row := func(name string, x, y analyze.Counter) {
+	row := func(name string, x, y stats.Counter) {
 		ratio := ""
 		if x.Total() > 0 {
 			ratio = strconv.FormatFloat(float64(y.Total())/float64(x.Total()), 'f', 3, 64)
@@ -112,7 +112,7 @@ func compareAction(c *cli.Command) error {
 // stream that ends in an error (damage, a file walscope may not read) is then
 // reported as every command reports it, with its class and exit code,
 // naming the input (the first of two such errors on its own line).
-func compareEnd(c *cli.Command, prof [2]*analyze.Profile) error {
+func compareEnd(c *cli.Command, prof [2]*stats.Profile) error {
 	var last *exitError
 	for i, p := range prof {
 		if p.Err == nil {
@@ -135,8 +135,8 @@ func compareEnd(c *cli.Command, prof [2]*analyze.Profile) error {
 	return last
 }
 
-func rowMap(s *analyze.Stats, perRecord bool) map[string]analyze.Counter {
-	m := map[string]analyze.Counter{}
+func rowMap(s *stats.Stats, perRecord bool) map[string]stats.Counter {
+	m := map[string]stats.Counter{}
 	for _, r := range s.Rows(perRecord) {
 		m[r.Name] = r.Counter
 	}

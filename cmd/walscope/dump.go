@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/format"
 	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/verify"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
@@ -254,9 +254,9 @@ func endOfRun(stderr io.Writer, end xlog.LSN, err error, pgMode, quiet bool) err
 		return nil
 	}
 	if xe, ok := errors.AsType[*xlog.Error](err); ok {
-		class := analyze.Classify(err)
+		class := verify.Classify(err)
 		code := exitProblem
-		if class == analyze.ClassUnreadable {
+		if class == verify.ClassUnreadable {
 			code = exitUsage // an input walscope may not read, not bad WAL
 		}
 		if errors.Is(err, xlog.ErrNoValidRecord) {
@@ -273,7 +273,7 @@ func endOfRun(stderr io.Writer, end xlog.LSN, err error, pgMode, quiet bool) err
 func walError(rec *xlog.Record, err error) error {
 	if de, ok := errors.AsType[*decode.Error](err); ok {
 		return &exitError{code: exitProblem, msg: fmt.Sprintf("error in WAL record at %s: %s [%s: file %s, offset %d, LSN %s]",
-			rec.LSN, de.Msg, analyze.ClassRecordHeader, rec.Segment, uint64(rec.LSN)%uint64(rec.SegSize), rec.LSN)}
+			rec.LSN, de.Msg, verify.ClassRecordHeader, rec.Segment, uint64(rec.LSN)%uint64(rec.SegSize), rec.LSN)}
 	}
 	return &exitError{code: exitProblem, msg: err.Error()}
 }
@@ -317,28 +317,28 @@ type oneSegmentHead struct {
 
 func readerSetupError(err error) error {
 	if errors.Is(err, fs.ErrPermission) {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassUnreadable), noHint: true}
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("%v [%s]", err, verify.ClassUnreadable), noHint: true}
 	}
 	if xe, ok := errors.AsType[*xlog.Error](err); ok {
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("%s [%s: file %s, offset %d, LSN %s]", xe.Msg, analyze.Classify(err), xe.File, xe.Offset, xe.LSN)}
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%s [%s: file %s, offset %d, LSN %s]", xe.Msg, verify.Classify(err), xe.File, xe.Offset, xe.LSN)}
 	}
 	if errors.Is(err, xlog.ErrNoSegments) {
 		return usageErr("could not find any WAL file")
 	}
-	if analyze.UnreadableContent(err) {
+	if verify.UnreadableContent(err) {
 		// Encrypted or unrecognised segments: bad WAL input, exit 1 with
 		// the class ls and verify give those files.
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassEncrypted), noHint: true}
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, verify.ClassEncrypted), noHint: true}
 	}
 	if errors.Is(err, archive.ErrCorrupt) || errors.Is(err, archive.ErrTooLarge) || errors.Is(err, archive.ErrChecksum) {
 		// A damaged archive file where reading starts: bad input, exit 1
 		// with the class a reading meeting it further on gives.
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, analyze.Classify(err)), noHint: true}
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, verify.Classify(err)), noHint: true}
 	}
 	if errors.Is(err, xlog.ErrSyntax) {
 		// A timeline history file that is no valid history: bad WAL input,
 		// exit 1 as verify's findings.
-		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, analyze.ClassHistory)}
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%v [%s]", err, verify.ClassHistory)}
 	}
 	return &exitError{code: exitUsage, msg: err.Error()}
 }

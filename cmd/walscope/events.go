@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/incident"
+	"github.com/walscope/walscope/names"
 	"github.com/walscope/walscope/xlog/stream"
 )
 
 func eventsCommand() *cli.Command {
-	kinds := make([]string, len(analyze.EventKinds))
-	for i, k := range analyze.EventKinds {
+	kinds := make([]string, len(incident.EventKinds))
+	for i, k := range incident.EventKinds {
 		kinds[i] = string(k)
 	}
 	flags := append(walFlags(),
@@ -43,7 +44,7 @@ func eventsCommand() *cli.Command {
 // eventFilter selects the events printed.
 type eventFilter struct {
 	since, until time.Time
-	kinds        map[analyze.EventKind]bool
+	kinds        map[incident.EventKind]bool
 	rel          string
 	relLoc       *decode.RelFileLocator
 	relNumber    uint32
@@ -74,16 +75,16 @@ func parseEventFilter(c *cli.Command) (*eventFilter, error) {
 				continue
 			}
 			known := false
-			for _, ek := range analyze.EventKinds {
+			for _, ek := range incident.EventKinds {
 				known = known || string(ek) == k
 			}
 			if !known {
 				return nil, usageErr("unrecognized event kind %q", k)
 			}
 			if f.kinds == nil {
-				f.kinds = map[analyze.EventKind]bool{}
+				f.kinds = map[incident.EventKind]bool{}
 			}
-			f.kinds[analyze.EventKind(k)] = true
+			f.kinds[incident.EventKind(k)] = true
 		}
 	}
 	if s := c.String("relation"); s != "" {
@@ -164,12 +165,12 @@ func (f *eventFilter) match(ev *format.NamedEvent) bool {
 // eventNamers starts learning the names the WAL carries (beside the
 // events' own reading) and loads --catalog: relations are named by the
 // catalog first, then by the WAL.
-func eventNamers(c *cli.Command, in *input) (analyze.Catalog, *analyze.NamesReading, error) {
+func eventNamers(c *cli.Command, in *input) (names.Catalog, *names.NamesReading, error) {
 	cat, err := loadCatalog(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	return cat, analyze.StartNames(in.src, in.opts, c.Int("blcksz")), nil
+	return cat, names.StartNames(in.src, in.opts, c.Int("blcksz")), nil
 }
 
 func eventsAction(c *cli.Command) error {
@@ -185,29 +186,29 @@ func eventsAction(c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	cat, names, err := eventNamers(c, in)
+	cat, nameSrc, err := eventNamers(c, in)
 	if err != nil {
 		return err
 	}
-	defer names.Wait()
+	defer nameSrc.Wait()
 	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	stderr := c.Root().ErrWriter
 	quiet := c.Bool("quiet")
-	ev, res, bound, err := readEvents(in, analyze.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
+	ev, res, bound, err := readEvents(in, incident.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
 	if err != nil {
 		return err
 	}
 	if !quiet {
-		w, err := names.Wait()
+		w, err := nameSrc.Wait()
 		if err != nil {
 			return readerSetupError(err)
 		}
-		namer := analyze.FirstName{cat, w}
+		namer := names.FirstName{cat, w}
 		all := ev.Finish()
 		var out []format.NamedEvent
 		for i := range all {
-			analyze.NameSchemas(w, &all[i])
+			incident.NameSchemas(w, &all[i])
 			ne := format.NamedEvent{Event: all[i], Name: ev.EventName(namer, &all[i])}
 			if filter.match(&ne) {
 				out = append(out, ne)
@@ -230,8 +231,8 @@ func eventsAction(c *cli.Command) error {
 }
 
 // readEvents opens the stream, with a progress bar, and reads its events
-// (analyze.ReadEvents: on every core).
-func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes int, stderr io.Writer, quiet bool) (*analyze.Events, stream.Result, string, error) {
+// (incident.ReadEvents: on every core).
+func readEvents(in *input, cfg incident.EventsConfig, blcksz, workers, spanBytes int, stderr io.Writer, quiet bool) (*incident.Events, stream.Result, string, error) {
 	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers, SpanBytes: spanBytes})
 	if err != nil {
 		return nil, stream.Result{}, "", readerSetupError(err)
@@ -241,7 +242,7 @@ func readEvents(in *input, cfg analyze.EventsConfig, blcksz, workers, spanBytes 
 	if bar != nil {
 		s.SetProgress(bar.add)
 	}
-	ev, res, err := analyze.ReadEvents(s, cfg, blcksz)
+	ev, res, err := incident.ReadEvents(s, cfg, blcksz)
 	if err != nil {
 		return nil, res, "", readerSetupError(err)
 	}

@@ -10,9 +10,10 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/names"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 )
@@ -145,7 +146,7 @@ func exportAction(c *cli.Command) error {
 	// Relation names (records, blocks): the catalog, then the names the WAL
 	// carries, learnt in the cycles' pass (one reading of the WAL for both),
 	// or by a reader of their own when there is none.
-	var names *analyze.NamesReading
+	var nameSrc *names.NamesReading
 	walNames := cfg.NeedsNames() && !c.Bool("no-wal-names")
 	if cfg.NeedsNames() {
 		if cfg.Catalog, err = loadCatalog(c); err != nil {
@@ -153,7 +154,7 @@ func exportAction(c *cli.Command) error {
 			return err
 		}
 		if walNames && !cfg.NeedsCycles() {
-			names = analyze.StartNames(in.src, in.opts, c.Int("blcksz"))
+			nameSrc = names.StartNames(in.src, in.opts, c.Int("blcksz"))
 		}
 	}
 	if cfg.NeedsCycles() {
@@ -168,8 +169,8 @@ func exportAction(c *cli.Command) error {
 			cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
 		}
 	}
-	if names != nil {
-		cfg.WALNames, err = names.Wait()
+	if nameSrc != nil {
+		cfg.WALNames, err = nameSrc.Wait()
 	}
 	if err != nil {
 		r.Close()
@@ -240,29 +241,29 @@ func exportAction(c *cli.Command) error {
 
 // findCycles reads the checkpoint records in spans, one worker per core,
 // and returns the checkpoint cycles of the stream.
-func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []analyze.CycleInfo {
+func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []stats.CycleInfo {
 	// The export's tenths of the last cycle wait for the end of its own
 	// reading: this pass need not check the CRC of records it skips.
 	// (A file that cannot be opened is reported by the export's own reading.)
-	finders, start, _, _ := xlogPass(in, blockSize, workers, 64<<20, true, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
-	var all analyze.RedoFinder
+	finders, start, _, _ := xlogPass(in, blockSize, workers, 64<<20, true, func(f *stats.RedoFinder, d *decode.Record) { f.Add(d) })
+	var all stats.RedoFinder
 	for i := range finders {
 		all.Append(&finders[i])
 	}
 	return all.Cycles(start)
 }
 
-// findCyclesAndNames is findCycles and analyze.LearnNames in one reading.
-func findCyclesAndNames(in *input, blockSize, workers int) ([]analyze.CycleInfo, *analyze.WALNames, error) {
-	finders, start, _, names, err := analyze.XLOGPassWithNames(in.src, in.opts, blockSize, workers, 64<<20, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
+// findCyclesAndNames is findCycles and names.LearnNames in one reading.
+func findCyclesAndNames(in *input, blockSize, workers int) ([]stats.CycleInfo, *names.WALNames, error) {
+	finders, start, _, nameSrc, err := names.XLOGPassWithNames(in.src, in.opts, blockSize, workers, 64<<20, func(f *stats.RedoFinder, d *decode.Record) { f.Add(d) })
 	if err != nil {
 		return nil, nil, err
 	}
-	var all analyze.RedoFinder
+	var all stats.RedoFinder
 	for i := range finders {
 		all.Append(&finders[i])
 	}
-	return all.Cycles(start), names, nil
+	return all.Cycles(start), nameSrc, nil
 }
 
 // segRangeName names a segment by its number, without timeline (the 16

@@ -18,9 +18,9 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/internal/outfile"
 	_ "github.com/walscope/walscope/internal/prefault" // the start's page faults in one call (issue 16)
+	"github.com/walscope/walscope/names"
 )
 
 // Exit codes.
@@ -247,7 +247,7 @@ func jobs(c *cli.Command) int {
 }
 
 // loadCatalog reads --catalog, a CSV export of pg_class (none without it).
-func loadCatalog(c *cli.Command) (analyze.Catalog, error) {
+func loadCatalog(c *cli.Command) (names.Catalog, error) {
 	f := c.String("catalog")
 	if f == "" {
 		return nil, nil
@@ -257,7 +257,7 @@ func loadCatalog(c *cli.Command) (analyze.Catalog, error) {
 		return nil, usageErr("could not open catalog %q: %v", f, err)
 	}
 	defer fh.Close()
-	cat, err := analyze.ReadCatalog(fh)
+	cat, err := names.ReadCatalog(fh)
 	if err != nil {
 		return nil, usageErr("catalog %q: %v", f, err)
 	}

@@ -9,14 +9,16 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/backup"
 	format "github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/incident"
+	"github.com/walscope/walscope/names"
 	"github.com/walscope/walscope/xlog"
 )
 
 func pitrCommand() *cli.Command {
-	kinds := make([]string, len(analyze.PITRKinds))
-	for i, k := range analyze.PITRKinds {
+	kinds := make([]string, len(incident.PITRKinds))
+	for i, k := range incident.PITRKinds {
 		kinds[i] = string(k)
 	}
 	flags := append(walFlags(),
@@ -53,15 +55,15 @@ func pitrAction(c *cli.Command) error {
 	if chosen != "lsn" && chosen != "xid" && chosen != "time" {
 		return usageErr("unrecognized value for option --target: %s (lsn, xid or time)", chosen)
 	}
-	q := analyze.PITRQuery{}
-	var scanCfg analyze.PITRScanConfig
+	q := incident.PITRQuery{}
+	var scanCfg incident.PITRScanConfig
 	hand := 0
 	if s := c.String("target-lsn"); s != "" {
 		l, err := xlog.ParseLSN(s)
 		if err != nil || l == 0 {
 			return usageErr("invalid WAL location for option --target-lsn: %q", s)
 		}
-		q.Target, chosen, scanCfg.TargetLSN = &analyze.Target{Kind: "lsn", LSN: l}, "lsn", l
+		q.Target, chosen, scanCfg.TargetLSN = &incident.Target{Kind: "lsn", LSN: l}, "lsn", l
 		hand++
 	}
 	if s := c.String("target-xid"); s != "" {
@@ -69,7 +71,7 @@ func pitrAction(c *cli.Command) error {
 		if err != nil || x < 3 {
 			return usageErr("invalid transaction ID for option --target-xid: %q", s)
 		}
-		q.Target, chosen = &analyze.Target{Kind: "xid", XID: xlog.XID(x)}, "xid"
+		q.Target, chosen = &incident.Target{Kind: "xid", XID: xlog.XID(x)}, "xid"
 		hand++
 	}
 	if s := c.String("target-time"); s != "" {
@@ -77,11 +79,11 @@ func pitrAction(c *cli.Command) error {
 		if !ok {
 			return usageErr("invalid time %q for option --target-time (RFC 3339, or 'YYYY-MM-DD HH:MM:SS+ZZ')", s)
 		}
-		q.Target, chosen = &analyze.Target{Kind: "time", Time: t}, "time"
+		q.Target, chosen = &incident.Target{Kind: "time", Time: t}, "time"
 		hand++
 	}
 	if s := c.String("target-name"); s != "" {
-		q.Target, chosen = &analyze.Target{Kind: "name", Name: s}, "name"
+		q.Target, chosen = &incident.Target{Kind: "name", Name: s}, "name"
 		hand++
 	}
 	if hand > 1 {
@@ -99,7 +101,7 @@ func pitrAction(c *cli.Command) error {
 		if err != nil {
 			return err
 		}
-		q.Rel = &analyze.RelSpec{Name: f.rel, Loc: f.relLoc, RelNumber: f.relNumber}
+		q.Rel = &incident.RelSpec{Name: f.rel, Loc: f.relLoc, RelNumber: f.relNumber}
 		if s := c.String("database"); s != "" {
 			d, err := strconv.ParseUint(s, 10, 32)
 			if err != nil || d == 0 {
@@ -114,18 +116,18 @@ func pitrAction(c *cli.Command) error {
 					continue
 				}
 				known := false
-				for _, pk := range analyze.PITRKinds {
+				for _, pk := range incident.PITRKinds {
 					known = known || string(pk) == k
 				}
 				if !known {
 					return usageErr("unrecognized event kind %q (drop, truncate, rewrite, delete or update)", k)
 				}
-				q.Kinds = append(q.Kinds, analyze.EventKind(k))
+				q.Kinds = append(q.Kinds, incident.EventKind(k))
 			}
 		}
 	}
 	if p := c.String("backup"); p != "" {
-		b, err := analyze.ReadBackupLabel(p)
+		b, err := backup.ReadBackupLabel(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return usageErr("could not open backup %q: no such file or directory", p)
@@ -152,30 +154,30 @@ func pitrAction(c *cli.Command) error {
 			return h
 		}
 	}
-	var cat analyze.Catalog
-	var names *analyze.NamesReading
+	var cat names.Catalog
+	var nameSrc *names.NamesReading
 	if q.Rel != nil {
-		if cat, names, err = eventNamers(c, in); err != nil {
+		if cat, nameSrc, err = eventNamers(c, in); err != nil {
 			return err
 		}
-		defer names.Wait()
+		defer nameSrc.Wait()
 	}
-	scanCfg.Events = analyze.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}
+	scanCfg.Events = incident.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}
 	scanCfg.BlockSize, scanCfg.Workers, scanCfg.SpanBytes = c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes"))
-	scan, err := analyze.ScanPITR(in.src, in.opts, scanCfg)
+	scan, err := incident.ScanPITR(in.src, in.opts, scanCfg)
 	if err != nil {
 		return readerSetupError(err)
 	}
-	if names != nil {
-		w, err := names.Wait()
+	if nameSrc != nil {
+		w, err := nameSrc.Wait()
 		if err != nil {
 			return readerSetupError(err)
 		}
-		q.Namer = analyze.FirstName{cat, w}
+		q.Namer = names.FirstName{cat, w}
 	}
-	plan, err := analyze.PlanPITR(scan, q)
+	plan, err := incident.PlanPITR(scan, q)
 	if err != nil {
-		if pe, ok := errors.AsType[*analyze.PITRError](err); ok {
+		if pe, ok := errors.AsType[*incident.PITRError](err); ok {
 			return &exitError{code: pe.Code, msg: pe.Msg, noHint: pe.Input}
 		}
 		return err

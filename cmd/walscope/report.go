@@ -9,11 +9,15 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/incident"
 	"github.com/walscope/walscope/internal/outfile"
+	"github.com/walscope/walscope/names"
 	"github.com/walscope/walscope/report"
 	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/stats"
+	"github.com/walscope/walscope/verify"
+	"github.com/walscope/walscope/whatif"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 	"github.com/walscope/walscope/xlog/stream"
@@ -105,8 +109,8 @@ func reportAction(c *cli.Command) error {
 	// has problems (the report's verification section lists them).
 	// It names the classes, and a file walscope may not read is exit 2 here
 	// too, as in every command.
-	problems, byClass := 0, map[analyze.Class]int{}
-	var first *analyze.Problem
+	problems, byClass := 0, map[verify.Class]int{}
+	var first *verify.Problem
 	for _, side := range rep.Sides {
 		if side.Verify != nil && !side.Verify.OK() {
 			problems += len(side.Verify.Problems)
@@ -124,7 +128,7 @@ func reportAction(c *cli.Command) error {
 			classes = append(classes, fmt.Sprintf("%s %d", k, byClass[k]))
 		}
 		code := exitProblem
-		if byClass[analyze.ClassUnreadable] > 0 {
+		if byClass[verify.ClassUnreadable] > 0 {
 			code = exitUsage
 		}
 		return &exitError{code: code, noHint: true, msg: fmt.Sprintf("the WAL read has problems (%d: %s; the first: %s in file %s, LSN %s): see the report's verification section, or walscope verify",
@@ -139,14 +143,14 @@ func reportAction(c *cli.Command) error {
 // by the engine from the start) and verifies it beside the second pass.
 // Relations are named by cat first, then by the names the WAL carries
 // (learnt in the second pass).
-func collectReport(name string, in *input, blcksz, workers int, cat analyze.Catalog) (*report.ReportSide, error) {
+func collectReport(name string, in *input, blcksz, workers int, cat names.Catalog) (*report.ReportSide, error) {
 	side := &report.ReportSide{Name: name, BlockSize: blcksz, WalLevel: xlog.WalLevelUnknown}
 	s, err := stream.Open(in.src, stream.Config{Reader: in.opts, Workers: workers})
 	if err != nil {
 		return nil, readerSetupError(err)
 	}
 	dec := decode.NewDecoder(blcksz)
-	wi := analyze.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
+	wi := whatif.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown}
 	// The what-if's images are rebuilt and recompressed on every core by
 	// the engine from now on, during the first pass and ahead of the
 	// second.
@@ -161,9 +165,9 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	// The first pass, on every core, up to the first problem (the second
 	// pass reports how the WAL ends).
 	type firstPass struct {
-		learner    analyze.DataLenLearner
-		level      analyze.LevelGuesser
-		finder     analyze.RedoFinder
+		learner    whatif.DataLenLearner
+		level      whatif.LevelGuesser
+		finder     stats.RedoFinder
 		redo       []xlog.LSN
 		fpw        []string // full_page_writes as checkpoints state it, repeats dropped
 		levelSaid  bool     // a record states wal_level
@@ -207,9 +211,9 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	if err != nil {
 		return nil, err
 	}
-	var learner analyze.DataLenLearner
-	var level analyze.LevelGuesser
-	var finder analyze.RedoFinder
+	var learner whatif.DataLenLearner
+	var level whatif.LevelGuesser
+	var finder stats.RedoFinder
 	var end xlog.LSN
 	var tmin, tmax time.Time
 	for i := range parts {
@@ -244,13 +248,13 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	wi.Cycles, wi.Version = finder.Cycles(start), s.Version()
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
-	w := analyze.NewWhatIf(wi)
-	b := analyze.NewBreakdown(bucketFor(tmax.Sub(tmin)), finder.Sorted(), start, end)
+	w := whatif.NewWhatIf(wi)
+	b := stats.NewBreakdown(bucketFor(tmax.Sub(tmin)), finder.Sorted(), start, end)
 	b.KeepXids = 0 // the report shows no transactions
-	var st analyze.Stats
+	var st stats.Stats
 	bins := report.NewLSNBins(start, end, 240)
-	events := analyze.NewEvents(analyze.EventsConfig{})
-	names := analyze.NewWALNames(decode.NewDecoder(blcksz))
+	events := incident.NewEvents(incident.EventsConfig{})
+	nameSrc := names.NewWALNames(decode.NewDecoder(blcksz))
 
 	// Second pass: the what-if estimate takes the records in order, from
 	// one reader, while the engine verifies the stream (and sizes the
@@ -259,7 +263,7 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	if err != nil {
 		return nil, readerSetupError(err)
 	}
-	verifying := analyze.StartVerify(in.src, in.opts, blcksz, workers)
+	verifying := verify.StartVerify(in.src, in.opts, blcksz, workers)
 	res, runErr := stream.Run(seq, stream.Job[*decode.Decoder]{
 		NewPart: func(stream.SpanInfo) *decode.Decoder { return dec },
 		Record: func(dec *decode.Decoder, rec *xlog.Record) error {
@@ -275,7 +279,7 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 			w.Add(d)
 			bins.Add(d)
 			events.Add(d)
-			names.Add(d)
+			nameSrc.Add(d)
 			return nil
 		},
 		Merge: func(*decode.Decoder) error { return nil },
@@ -293,12 +297,12 @@ func collectReport(name string, in *input, blcksz, workers int, cat analyze.Cata
 	b.Finish()
 	side.Breakdown, side.Stats, side.LSN = b, &st, bins
 	side.Actual, side.Scenarios = w.Results()
-	advice := analyze.Advise(w)
+	advice := whatif.Advise(w)
 	side.Advice = &advice
-	side.Events, side.WALNames = events, names
-	side.Catalog = analyze.WithWALNames(cat, names, b.Original)
+	side.Events, side.WALNames = events, nameSrc
+	side.Catalog = names.WithWALNames(cat, nameSrc, b.Original)
 	if as, ok := in.src.(*archive.Source); ok {
-		sum, problems, err := analyze.SummarizeArchive(as)
+		sum, problems, err := verify.SummarizeArchive(as)
 		if err == nil {
 			vr.AddArchive(sum, problems)
 			noRecycledEnd(vr, as)

@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/pass"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
 )
@@ -190,18 +190,18 @@ func reportSkip(stdout, stderr io.Writer, start, first xlog.LSN, v xlog.Version,
 	}
 }
 
-// xlogPass is analyze.XLOGPass over the command's input.
+// xlogPass is pass.XLOGPass over the command's input.
 func xlogPass[T any](in *input, blockSize, workers, spanBytes int, skipCRC bool, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
-	parts, start, end, err = analyze.XLOGPass(in.src, in.opts, blockSize, workers, spanBytes, skipCRC, add)
+	parts, start, end, err = pass.XLOGPass(in.src, in.opts, blockSize, workers, spanBytes, skipCRC, add)
 	if err != nil {
 		err = readerSetupError(err)
 	}
 	return parts, start, end, err
 }
 
-// recordPass is analyze.RecordPass over the command's input.
+// recordPass is pass.RecordPass over the command's input.
 func recordPass[T any](in *input, blockSize, workers, spanBytes int, add func(*T, *decode.Record)) (parts []T, start, end xlog.LSN, err error) {
-	parts, start, end, err = analyze.RecordPass(in.src, in.opts, blockSize, workers, spanBytes, add)
+	parts, start, end, err = pass.RecordPass(in.src, in.opts, blockSize, workers, spanBytes, add)
 	if err != nil {
 		err = readerSetupError(err)
 	}

@@ -5,9 +5,10 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	format "github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/names"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -47,7 +48,7 @@ func statsAction(c *cli.Command) error {
 	}
 	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
-	var st analyze.Stats
+	var st stats.Stats
 	quiet := c.Bool("quiet")
 	return scan(c, stdout, scanPlan{
 		spanBytes:   max(1, c.Int("span-bytes")),
@@ -56,7 +57,7 @@ func statsAction(c *cli.Command) error {
 			if direct {
 				return &statsSink{st: &st, whole: true} // one span: counted in place
 			}
-			return &statsSink{st: new(analyze.Stats)}
+			return &statsSink{st: new(stats.Stats)}
 		},
 		merge: func(s recordSink) error {
 			if p := s.(*statsSink).st; p != &st {
@@ -85,7 +86,7 @@ func statsAction(c *cli.Command) error {
 
 // statsSink counts one span's records.
 type statsSink struct {
-	st    *analyze.Stats
+	st    *stats.Stats
 	whole bool // st is the run's total
 }
 
@@ -124,36 +125,36 @@ func breakdownAction(c *cli.Command, by string) error {
 	if err != nil {
 		return err
 	}
-	var redo []analyze.CycleInfo
+	var redo []stats.CycleInfo
 	var start, end xlog.LSN
 	if by == "checkpoint" {
 		in, err := resolveInput(c)
 		if err != nil {
 			return err
 		}
-		var finders []analyze.RedoFinder
-		finders, start, end, err = xlogPass(in, c.Int("blcksz"), jobs(c), max(1, 2*c.Int("span-bytes")), false, func(f *analyze.RedoFinder, d *decode.Record) { f.Add(d) })
+		var finders []stats.RedoFinder
+		finders, start, end, err = xlogPass(in, c.Int("blcksz"), jobs(c), max(1, 2*c.Int("span-bytes")), false, func(f *stats.RedoFinder, d *decode.Record) { f.Add(d) })
 		if err != nil {
 			return err
 		}
-		var finder analyze.RedoFinder
+		var finder stats.RedoFinder
 		for i := range finders {
 			finder.Append(&finders[i])
 		}
 		redo = finder.Sorted()
 	}
 	// The names the WAL carries, read by a reader of its own beside the
-	// spans (analyze.WALNames needs the records in order).
-	var names *analyze.NamesReading
+	// spans (names.WALNames needs the records in order).
+	var nameSrc *names.NamesReading
 	if by == "relation" {
 		in, err := resolveInput(c)
 		if err != nil {
 			return err
 		}
-		names = analyze.StartNames(in.src, in.opts, c.Int("blcksz"))
-		defer names.Wait()
+		nameSrc = names.StartNames(in.src, in.opts, c.Int("blcksz"))
+		defer nameSrc.Wait()
 	}
-	b := analyze.NewBreakdown(bucket, redo, start, end)
+	b := stats.NewBreakdown(bucket, redo, start, end)
 	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	quiet := c.Bool("quiet")
@@ -189,12 +190,12 @@ func breakdownAction(c *cli.Command, by string) error {
 			var t *format.Table
 			switch by {
 			case "relation":
-				w, err := names.Wait()
+				w, err := nameSrc.Wait()
 				if err != nil {
 					return readerSetupError(err)
 				}
 				// the catalog first, then the names the WAL carries
-				t = format.RelationTable(b, analyze.FirstName{cat, w}, top)
+				t = format.RelationTable(b, names.FirstName{cat, w}, top)
 			case "checkpoint":
 				t = format.CheckpointTable(b)
 			case "time":
@@ -211,7 +212,7 @@ func breakdownAction(c *cli.Command, by string) error {
 	})
 }
 
-type breakdownSink struct{ b *analyze.Breakdown }
+type breakdownSink struct{ b *stats.Breakdown }
 
 func (s breakdownSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.b.Add(d)

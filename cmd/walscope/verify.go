@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
+	"github.com/walscope/walscope/verify"
 	"github.com/walscope/walscope/xlog/archive"
 )
 
@@ -40,17 +40,17 @@ func verifyAction(c *cli.Command) error {
 		return err
 	}
 	workers := jobs(c)
-	rep, err := analyze.Verify(in.src, in.opts, c.Int("blcksz"), workers)
+	rep, err := verify.Verify(in.src, in.opts, c.Int("blcksz"), workers)
 	if err != nil {
 		// No segment could be read at all (an encrypted repository): the
 		// report still says what every file is.
-		if rep = analyze.UnreadableReport(in.src, err); rep == nil {
+		if rep = verify.UnreadableReport(in.src, err); rep == nil {
 			// As every command: unreadable WAL is exit 1, with its class.
 			return readerSetupError(err)
 		}
 	}
 	if as, ok := in.src.(*archive.Source); ok {
-		sum, problems, err := analyze.SummarizeArchive(as)
+		sum, problems, err := verify.SummarizeArchive(as)
 		if err != nil {
 			return &exitError{code: exitUsage, msg: err.Error()}
 		}
@@ -69,7 +69,7 @@ func verifyAction(c *cli.Command) error {
 		writeVerifyText(out, rep)
 	}
 	out.Flush()
-	if rep.ByClass[analyze.ClassUnreadable] > 0 {
+	if rep.ByClass[verify.ClassUnreadable] > 0 {
 		return &exitError{code: exitUsage, noHint: true} // as every command: an input it may not read
 	}
 	if !rep.OK() {
@@ -78,7 +78,7 @@ func verifyAction(c *cli.Command) error {
 	return nil
 }
 
-func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
+func writeVerifyText(out *bufio.Writer, rep *verify.VerifyReport) {
 	for _, p := range rep.Problems {
 		fmt.Fprintf(out, "%s: file %s, offset %d, LSN %s: %s", p.Class, p.File, p.Offset, p.LSNStr, p.Message)
 		if p.Resume != "" {
@@ -138,7 +138,7 @@ func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
 	sort.Strings(classes)
 	fmt.Fprintf(out, "%d problems:", len(rep.Problems))
 	for _, c := range classes {
-		fmt.Fprintf(out, " %s %d", c, rep.ByClass[analyze.Class(c)])
+		fmt.Fprintf(out, " %s %d", c, rep.ByClass[verify.Class(c)])
 	}
 	fmt.Fprintln(out)
 }
@@ -146,7 +146,7 @@ func writeVerifyText(out *bufio.Writer, rep *analyze.VerifyReport) {
 // noRecycledEnd makes an end of WAL at a recycled segment a problem in a
 // backup tool's archive, which holds only complete segments (a plain
 // directory may be a live pg_wal, which does hold recycled ones).
-func noRecycledEnd(rep *analyze.VerifyReport, as *archive.Source) {
+func noRecycledEnd(rep *verify.VerifyReport, as *archive.Source) {
 	switch as.Layout() {
 	case archive.LayoutWALG, archive.LayoutPgBackRest, archive.LayoutBarman:
 		rep.NoRecycledEnd(fmt.Sprintf("a %s archive holds no recycled segments: the file holds another segment's pages", as.Layout()))

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/verify"
 )
 
 // TestVerifyArchiveFacts: verify reports what the files are (timelines,
@@ -43,14 +43,14 @@ func TestVerifyArchiveFacts(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr %q", code, stderr)
 	}
-	var rep analyze.VerifyReport
+	var rep verify.VerifyReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Archive == nil || len(rep.Archive.Timelines) != 1 || rep.Archive.Timelines[0].Segments != 3 && rep.Archive.Timelines[0].Segments != 2 {
 		t.Fatalf("archive summary %+v", rep.Archive)
 	}
-	if rep.ByClass[analyze.ClassDuplicate] == 0 {
+	if rep.ByClass[verify.ClassDuplicate] == 0 {
 		t.Errorf("no duplicate-segment problem in %+v", rep.Problems)
 	}
 	// Without the differing copy everything is valid.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-	"github.com/walscope/walscope/analyze"
 	"github.com/walscope/walscope/decode"
 	format "github.com/walscope/walscope/format"
+	"github.com/walscope/walscope/whatif"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
 )
@@ -33,12 +33,12 @@ func whatifCommand() *cli.Command {
 // whatifAction reads the stream twice: first, in parallel spans, for the
 // redo points, the wal_level and the block data sizes, then to re-estimate
 // every record under each scenario; meanwhile the engine sizes the images
-// under every wal_compression in parallel spans (analyze.ImagePipeline).
+// under every wal_compression in parallel spans (whatif.ImagePipeline).
 func whatifAction(c *cli.Command) error { return whatifRun(c, printWhatIf) }
 
 // whatifRun runs the what-if over the input and hands the result to print
 // (not called with --quiet).
-func whatifRun(c *cli.Command, print func(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) error) error {
+func whatifRun(c *cli.Command, print func(w *whatif.WhatIf, stdout *bufio.Writer, outFormat string) error) error {
 	outFormat := c.String("format")
 	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
 		return usageErr("unrecognized value for option --format: %s", outFormat)
@@ -52,7 +52,7 @@ func whatifRun(c *cli.Command, print func(w *analyze.WhatIf, stdout *bufio.Write
 		return readerSetupError(err)
 	}
 	dec := decode.NewDecoder(c.Int("blcksz"))
-	wi := analyze.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown,
+	wi := whatif.WhatIfInput{PageSize: s.PageSize(), SegSize: s.SegmentSize(), BlockSize: dec.BlockSize, WalLevel: xlog.WalLevelUnknown,
 		Version: s.Version()}
 	if err := checkpointSettings(c, &wi); err != nil {
 		return err
@@ -70,15 +70,15 @@ func whatifRun(c *cli.Command, print func(w *analyze.WhatIf, stdout *bufio.Write
 		defer p.Close()
 	}
 	// The first pass, on every core: what the estimate needs to know ahead.
-	parts, start, _, err := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *analyze.WhatIfPass, d *decode.Record) { p.Add(d) })
+	parts, start, _, err := recordPass(in, dec.BlockSize, workers, max(1, c.Int("span-bytes")), func(p *whatif.WhatIfPass, d *decode.Record) { p.Add(d) })
 	if err != nil {
 		return err
 	}
 	wi.Start = start
-	analyze.FillWhatIfInput(&wi, parts)
+	whatif.FillWhatIfInput(&wi, parts)
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
-	w := analyze.NewWhatIf(wi)
+	w := whatif.NewWhatIf(wi)
 	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	quiet := c.Bool("quiet")
@@ -96,21 +96,21 @@ func whatifRun(c *cli.Command, print func(w *analyze.WhatIf, stdout *bufio.Write
 }
 
 // printWhatIf prints the scenarios.
-func printWhatIf(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) error {
+func printWhatIf(w *whatif.WhatIf, stdout *bufio.Writer, outFormat string) error {
 	actual, sc := w.Results()
 	switch outFormat {
 	case "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Actual    analyze.Scenario   `json:"actual"`
-			Scenarios []analyze.Scenario `json:"scenarios"`
-			Assumed   []string           `json:"assumed,omitempty"`
+			Actual    whatif.Scenario   `json:"actual"`
+			Scenarios []whatif.Scenario `json:"scenarios"`
+			Assumed   []string          `json:"assumed,omitempty"`
 		}{actual, sc, w.Assumed})
 	}
 	t := &format.Table{Columns: []string{"setting", "value", "record_bytes", "wal_bytes", "image_bytes", "flush_write_bytes", "wal_ratio", "checkpoints", "pg_wal_bytes"},
 		Numeric: []bool{false, false, true, true, true, true, true, true, true}}
-	row := func(s analyze.Scenario) {
+	row := func(s whatif.Scenario) {
 		ratio := "1.000"
 		if actual.WALBytes > 0 {
 			ratio = strconv.FormatFloat(float64(s.WALBytes)/float64(actual.WALBytes), 'f', 3, 64)
@@ -135,19 +135,19 @@ func printWhatIf(w *analyze.WhatIf, stdout *bufio.Writer, outFormat string) erro
 	return nil
 }
 
-type whatifSink struct{ w *analyze.WhatIf }
+type whatifSink struct{ w *whatif.WhatIf }
 
 func (s whatifSink) record(_ *decode.Decoder, d *decode.Record) error {
 	s.w.Add(d)
 	return nil
 }
 
-// startImagePipeline starts an analyze.ImagePipeline over the input: the
+// startImagePipeline starts an whatif.ImagePipeline over the input: the
 // engine rebuilding and recompressing its images on every core. Close ends
 // it.
-func startImagePipeline(in *input, blockSize, workers int) (*analyze.ImagePipeline, error) {
-	newSizer := func() analyze.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
-	p, err := analyze.NewImagePipeline(in.src, in.opts, blockSize, newSizer, workers, 0)
+func startImagePipeline(in *input, blockSize, workers int) (*whatif.ImagePipeline, error) {
+	newSizer := func() whatif.ImageSizer { var rc decode.Recompressor; return rc.Estimate }
+	p, err := whatif.NewImagePipeline(in.src, in.opts, blockSize, newSizer, workers, 0)
 	if err != nil {
 		return nil, readerSetupError(err)
 	}
@@ -171,7 +171,7 @@ func checkpointSettingFlags() []cli.Flag {
 // checkpointSettings reads the checkpoint settings flags into in: the
 // scenarios asked for, and what the stream is assumed to have had (the
 // rest of in.Settings inferred later from the stream's checkpoints).
-func checkpointSettings(c *cli.Command, in *analyze.WhatIfInput) error {
+func checkpointSettings(c *cli.Command, in *whatif.WhatIfInput) error {
 	list := func(name string, parse func(string) error) error {
 		if c.String(name) == "" {
 			return nil
@@ -184,14 +184,14 @@ func checkpointSettings(c *cli.Command, in *analyze.WhatIfInput) error {
 		return nil
 	}
 	if err := list("max-wal-size", func(v string) error {
-		b, err := analyze.ParseSize(v)
+		b, err := whatif.ParseSize(v)
 		in.MaxWALSizes = append(in.MaxWALSizes, b)
 		return err
 	}); err != nil {
 		return err
 	}
 	if err := list("checkpoint-timeout", func(v string) error {
-		d, err := analyze.ParseTimeout(v)
+		d, err := whatif.ParseTimeout(v)
 		if err == nil && (d < 30*time.Second || d > 24*time.Hour) {
 			err = fmt.Errorf("%s: checkpoint_timeout is 30s to 1d", v)
 		}
@@ -200,7 +200,7 @@ func checkpointSettings(c *cli.Command, in *analyze.WhatIfInput) error {
 	}); err != nil {
 		return err
 	}
-	base := analyze.DefaultCheckpointSettings
+	base := whatif.DefaultCheckpointSettings
 	if t := c.Float64("checkpoint-completion-target"); c.IsSet("checkpoint-completion-target") {
 		if t < 0 || t > 1 {
 			return usageErr("invalid value for option --checkpoint-completion-target: %v (0 to 1)", t)
@@ -208,22 +208,22 @@ func checkpointSettings(c *cli.Command, in *analyze.WhatIfInput) error {
 		base.CompletionTarget = t
 	}
 	var err error
-	if base.MinWALSize, err = analyze.ParseSize(c.String("min-wal-size")); err != nil {
+	if base.MinWALSize, err = whatif.ParseSize(c.String("min-wal-size")); err != nil {
 		return usageErr("invalid value for option --min-wal-size: %v", err)
 	}
 	if v := c.String("wal-keep-size"); v != "0" {
-		if base.WALKeepSize, err = analyze.ParseSize(v); err != nil {
+		if base.WALKeepSize, err = whatif.ParseSize(v); err != nil {
 			return usageErr("invalid value for option --wal-keep-size: %v", err)
 		}
 	}
-	in.Given = analyze.GivenSettings{Base: base, CompletionTarget: c.IsSet("checkpoint-completion-target")}
+	in.Given = whatif.GivenSettings{Base: base, CompletionTarget: c.IsSet("checkpoint-completion-target")}
 	if v := c.String("current-max-wal-size"); v != "" {
-		if in.Given.MaxWALSize, err = analyze.ParseSize(v); err != nil {
+		if in.Given.MaxWALSize, err = whatif.ParseSize(v); err != nil {
 			return usageErr("invalid value for option --current-max-wal-size: %v", err)
 		}
 	}
 	if v := c.String("current-checkpoint-timeout"); v != "" {
-		if in.Given.Timeout, err = analyze.ParseTimeout(v); err != nil {
+		if in.Given.Timeout, err = whatif.ParseTimeout(v); err != nil {
 			return usageErr("invalid value for option --current-checkpoint-timeout: %v", err)
 		}
 	}

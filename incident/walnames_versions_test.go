@@ -1,4 +1,4 @@
-package analyze
+package incident
 
 import (
 	"encoding/csv"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/internal/waltest"
 )
 
 // TestWALNamesVersions: on real WAL of PostgreSQL 13 and 18
@@ -24,13 +25,13 @@ import (
 // WAL names has the catalog's name; the drop and truncate events carry the
 // facts' xids, files and replaced files; the dropped schema is named by
 // NameSchemas. Before 15 analyze pairs new and replaced files only where a
-// transaction made one file (pairRewrites), so on 13 the TRUNCATE (four new
+// transaction made one file (PairRewrites), so on 13 the TRUNCATE (four new
 // files) shows as create and drop events of its xid, as the README says.
 func TestWALNamesVersions(t *testing.T) {
 	for _, v := range []string{"13", "18"} {
 		name := "incident-pg" + v
 		t.Run(name, func(t *testing.T) {
-			dir, ok := fixtureSet(t, name)
+			dir, ok := waltest.FixtureSet(t, name)
 			if !ok {
 				t.Skip("fixtures/" + name + " not present")
 			}
@@ -39,7 +40,7 @@ func TestWALNamesVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var facts []incidentFact
+			var facts []waltest.IncidentFact
 			if err := json.Unmarshal(raw, &facts); err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +51,7 @@ func TestWALNamesVersions(t *testing.T) {
 
 			// names of the facts' files
 			named := 0
-			wantName := func(kind string, f *incidentFact, relname string, file uint32) {
+			wantName := func(kind string, f *waltest.IncidentFact, relname string, file uint32) {
 				t.Helper()
 				nsp := *f.Nspname
 				if strings.HasPrefix(relname, "pg_toast_") {
@@ -112,7 +113,7 @@ func TestWALNamesVersions(t *testing.T) {
 
 			// events
 			evs := readEvents(t, dir, EventsConfig{MinRows: 100})
-			find := func(f *incidentFact, kind EventKind, file uint32) *Event {
+			find := func(f *waltest.IncidentFact, kind EventKind, file uint32) *Event {
 				t.Helper()
 				var found *Event
 				for i := range evs {
@@ -147,7 +148,7 @@ func TestWALNamesVersions(t *testing.T) {
 					if v == "13" {
 						// before 15, analyze pairs a new file with the one it
 						// replaces only where the transaction made one
-						// (pairRewrites): this TRUNCATE makes four, so the new
+						// (PairRewrites): this TRUNCATE makes four, so the new
 						// files are create events and the old ones drop events
 						find(f, EventCreate, *f.RelfilenodeNext)
 						find(f, EventDrop, *f.Relfilenode)

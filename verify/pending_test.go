@@ -1,11 +1,13 @@
-package analyze
+package verify
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/pass"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -18,7 +20,11 @@ func TestStartVerifyBesideAReading(t *testing.T) {
 	for _, c := range testwal.CorruptCases(t, 3)[:3] {
 		dirs = append(dirs, testwal.ExtractCase(t, c))
 	}
-	dirs = append(dirs, loadRun(t, "compression-off").dir)
+	clean := t.TempDir()
+	if err := testwal.UntarZstd(filepath.Join(testwal.Root(t), "fixtures", "whatif", "compression-off", "archive.tar.zst"), clean); err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, filepath.Join(clean, "archive"))
 	for _, d := range dirs {
 		src, err := xlog.OpenDir(d)
 		if err != nil {
@@ -32,7 +38,7 @@ func TestStartVerifyBesideAReading(t *testing.T) {
 		want, _ := json.Marshal(alone)
 		for _, workers := range []int{1, 2} {
 			v := StartVerify(src, opts, 8192, workers)
-			parts, _, _, err := RecordPass(src, opts, 8192, 1, 0, func(n *int, _ *decode.Record) { *n++ })
+			parts, _, _, err := pass.RecordPass(src, opts, 8192, 1, 0, func(n *int, _ *decode.Record) { *n++ })
 			if err != nil || len(parts) == 0 || parts[0] == 0 {
 				t.Fatalf("%s: the reading beside: %v, %v", d, parts, err)
 			}

@@ -1,0 +1,7 @@
+// Package whatif answers what-if questions about a stream: the WAL it would
+// have been under other settings (wal_compression, full_page_writes,
+// checkpoint spacing, XLOG_BLCKSZ, wal_level), with an ImagePipeline
+// recompressing images on every core; the checkpoint settings the stream
+// was written with (CurrentSettings, from the spacing of its checkpoints)
+// and the advice drawn from both (Advise).
+package whatif
