@@ -1,10 +1,8 @@
 package objstore
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -33,9 +31,9 @@ import (
 //  5. the EC2 instance metadata service (IMDSv2), unless
 //     AWS_EC2_METADATA_DISABLED=true.
 //
-// Not supported (the SDKs' less common sources): SSO sessions,
-// credential_process, and role_arn/source_profile chains in the config
-// file; a profile that uses them is reported, not ignored.
+// A profile of the shared files gives static keys, an assumed role (from
+// another profile, the environment, the container or the instance), SSO
+// role credentials or a credential_process's: awsprofile.go.
 
 type awsCreds struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
@@ -45,44 +43,45 @@ type awsCreds struct {
 
 // awsCredProvider caches credentials and renews expiring ones.
 type awsCredProvider struct {
-	mu     sync.Mutex
-	cur    *awsCreds
-	region string
-	hc     *http.Client
+	mu      sync.Mutex
+	cur     *awsCreds
+	fetched time.Time // when cur was found
+	region  string
+	hc      *http.Client
 }
 
+// get returns the credentials, found again 5 minutes before they expire
+// (half their lifetime before, for shorter ones, so that credentials issued
+// for less than 5 minutes are not asked for again at every request).
 func (p *awsCredProvider) get(ctx context.Context) (*awsCreds, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cur != nil && (p.cur.Expires.IsZero() || time.Until(p.cur.Expires) > 5*time.Minute) {
-		return p.cur, nil
+	now := time.Now()
+	if c := p.cur; c != nil && (c.Expires.IsZero() || c.Expires.Sub(now) > min(5*time.Minute, c.Expires.Sub(p.fetched)/2)) {
+		return c, nil
 	}
 	c, err := p.find(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p.cur = c
+	p.cur, p.fetched = c, now
 	return c, nil
 }
 
 // errNoCreds is the chain's answer when no source has credentials.
-var errNoCreds = errors.New("no AWS credentials found (environment, web identity, ~/.aws files, container or instance role)")
+var errNoCreds = &credErr{err: errors.New("no AWS credentials found (environment, web identity, ~/.aws files, container or instance role)")}
 
 func (p *awsCredProvider) find(ctx context.Context) (*awsCreds, error) {
 	if id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"); id != "" && secret != "" {
 		return &awsCreds{AccessKeyID: id, SecretAccessKey: secret, SessionToken: os.Getenv("AWS_SESSION_TOKEN"), Source: "environment"}, nil
 	}
 	if tokenFile, role := os.Getenv("AWS_WEB_IDENTITY_TOKEN_FILE"), os.Getenv("AWS_ROLE_ARN"); tokenFile != "" && role != "" {
-		return p.webIdentity(ctx, tokenFile, role)
+		return p.webIdentity(ctx, tokenFile, role, os.Getenv("AWS_ROLE_SESSION_NAME"))
 	}
-	if c, err := sharedFileCreds(); c != nil || err != nil {
+	if c, err := p.sharedFileCreds(ctx); c != nil || err != nil {
 		return c, err
 	}
-	if rel, full := os.Getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"), os.Getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI"); rel != "" || full != "" {
-		u := full
-		if rel != "" {
-			u = "http://169.254.170.2" + rel
-		}
+	if u, ok := containerURL(); ok {
 		return p.container(ctx, u)
 	}
 	if !strings.EqualFold(os.Getenv("AWS_EC2_METADATA_DISABLED"), "true") {
@@ -92,6 +91,16 @@ func (p *awsCredProvider) find(ctx context.Context) (*awsCreds, error) {
 		}
 	}
 	return nil, errNoCreds
+}
+
+// containerURL is the container credentials endpoint, if the environment
+// names one.
+func containerURL() (string, bool) {
+	if rel := os.Getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"); rel != "" {
+		return "http://169.254.170.2" + rel, true
+	}
+	full := os.Getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+	return full, full != ""
 }
 
 // profile is the profile the shared files are read for.
@@ -116,64 +125,16 @@ func homeFile(env string, rel ...string) string {
 	return filepath.Join(append([]string{home}, rel...)...)
 }
 
-// readINI reads one section of an AWS shared file ("[name]" in the
-// credentials file, "[profile name]" or "[default]" in the config file).
-func readINI(path string, sections ...string) map[string]string {
-	f, err := os.Open(path)
+// configSection is the AWS_PROFILE profile's section of the config file
+// (nil if it has none).
+func configSection() map[string]string {
+	cfg, err := parseAWSFile(homeFile("AWS_CONFIG_FILE", ".aws", "config"))
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	var out map[string]string
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
-			name := strings.TrimSpace(line[1 : len(line)-1])
-			in = false
-			for _, s := range sections {
-				in = in || name == s
-			}
-			if in && out == nil {
-				out = map[string]string{}
-			}
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok && in {
-			out[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}
-
-func configSection() map[string]string {
-	p := profile()
-	return readINI(homeFile("AWS_CONFIG_FILE", ".aws", "config"), "profile "+p, p)
-}
-
-func sharedFileCreds() (*awsCreds, error) {
-	p := profile()
-	for _, sec := range []map[string]string{
-		readINI(homeFile("AWS_SHARED_CREDENTIALS_FILE", ".aws", "credentials"), p),
-		configSection(),
-	} {
-		if sec == nil {
-			continue
-		}
-		if id, secret := sec["aws_access_key_id"], sec["aws_secret_access_key"]; id != "" && secret != "" {
-			return &awsCreds{AccessKeyID: id, SecretAccessKey: secret, SessionToken: sec["aws_session_token"], Source: "profile " + p}, nil
-		}
-		for _, k := range []string{"sso_session", "sso_start_url", "credential_process", "role_arn"} {
-			if sec[k] != "" {
-				return nil, fmt.Errorf("AWS profile %q uses %s, which walscope does not support: export its credentials (aws configure export-credentials --format env)", p, k)
-			}
-		}
-	}
-	return nil, nil
+	f := &awsFiles{config: cfg}
+	sec, _ := f.profile(profile())
+	return sec
 }
 
 // awsRegion is the region: AWS_REGION, AWS_DEFAULT_REGION, the profile's,
@@ -190,49 +151,19 @@ func awsRegion() string {
 	return "us-east-1"
 }
 
-func (p *awsCredProvider) webIdentity(ctx context.Context, tokenFile, role string) (*awsCreds, error) {
+// webIdentity exchanges a web identity token (EKS IRSA, any OIDC
+// federation) for a role's credentials with STS AssumeRoleWithWebIdentity.
+func (p *awsCredProvider) webIdentity(ctx context.Context, tokenFile, role, session string) (*awsCreds, error) {
 	token, err := os.ReadFile(tokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("web identity: %w", err)
-	}
-	session := os.Getenv("AWS_ROLE_SESSION_NAME")
-	if session == "" {
-		session = fmt.Sprintf("walscope-%d", time.Now().UnixNano())
+		return nil, &credErr{err: fmt.Errorf("web identity: %w", err)}
 	}
 	form := url.Values{"Action": {"AssumeRoleWithWebIdentity"}, "Version": {"2011-06-15"}, "RoleArn": {role},
-		"RoleSessionName": {session}, "WebIdentityToken": {strings.TrimSpace(string(token))}}
-	endpoint := "https://sts." + p.region + ".amazonaws.com/"
-	if e := os.Getenv("AWS_ENDPOINT_URL_STS"); e != "" {
-		endpoint = e
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", endpoint, strings.NewReader(form.Encode()))
+		"RoleSessionName": {sessionName(session)}, "WebIdentityToken": {strings.TrimSpace(string(token))}}
+	c, err := p.stsCall(ctx, form, "AssumeRoleWithWebIdentityResult", nil)
 	if err != nil {
-		return nil, err
+		return nil, &credErr{err: fmt.Errorf("web identity: %w", err)}
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := p.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("web identity: %w", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("web identity: STS answered %s: %s", resp.Status, s3ErrorText(body))
-	}
-	var out struct {
-		Result struct {
-			Credentials struct {
-				AccessKeyID     string    `xml:"AccessKeyId"`
-				SecretAccessKey string    `xml:"SecretAccessKey"`
-				SessionToken    string    `xml:"SessionToken"`
-				Expiration      time.Time `xml:"Expiration"`
-			}
-		} `xml:"AssumeRoleWithWebIdentityResult"`
-	}
-	if err := xml.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("web identity: %w", err)
-	}
-	c := out.Result.Credentials
 	return &awsCreds{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken, Expires: c.Expiration, Source: "web identity"}, nil
 }
 

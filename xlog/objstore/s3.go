@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -194,7 +193,6 @@ func (b *s3Backend) send(ctx context.Context, method, key string, q url.Values, 
 	}
 	now := time.Now().UTC()
 	amzDate := now.Format("20060102T150405Z")
-	date := amzDate[:8]
 	req.Header.Set("X-Amz-Date", amzDate)
 	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
 	signed := []string{"host", "x-amz-content-sha256", "x-amz-date"}
@@ -206,15 +204,9 @@ func (b *s3Backend) send(ctx context.Context, method, key string, q url.Values, 
 	}
 	signedHeaders := strings.Join(signed, ";")
 	canonical := method + "\n" + rawPath + "\n" + query + "\n" + canonHeaders + "\n" + signedHeaders + "\nUNSIGNED-PAYLOAD"
-	scope := date + "/" + region + "/s3/aws4_request"
-	sum := sha256.Sum256([]byte(canonical))
-	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(sum[:])
-	k := hmacSHA256([]byte("AWS4"+creds.SecretAccessKey), date)
-	k = hmacSHA256(k, region)
-	k = hmacSHA256(k, "s3")
-	k = hmacSHA256(k, "aws4_request")
+	scope, signature := sigV4Signature(creds.SecretAccessKey, amzDate, region, "s3", canonical)
 	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+creds.AccessKeyID+"/"+scope+
-		", SignedHeaders="+signedHeaders+", Signature="+hex.EncodeToString(hmacSHA256(k, toSign)))
+		", SignedHeaders="+signedHeaders+", Signature="+signature)
 	resp, err := b.hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -382,10 +374,10 @@ func (b *s3Backend) classify(err error) Class {
 		}
 		return ClassServer
 	}
-	if errors.Is(err, errNoCreds) {
-		return ClassAccessDenied
+	if c := netClass(err); c == ClassNetwork || !errors.Is(err, ErrAWSCredentials) {
+		return c
 	}
-	return netClass(err)
+	return ClassAccessDenied // no credentials, or a profile's refused
 }
 
 // netClass classifies errors below the API: connections, DNS, timeouts, and
