@@ -23,6 +23,22 @@ type PITRJSON struct {
 	Backup    *PITRBackup    `json:"backup"`
 	Notes     []string       `json:"notes"`
 	Searched  string         `json:"searched"`
+	// Candidates are the committed events of the relation, best first
+	// (the event is the first), and Why says why it was chosen; [] and ""
+	// for a target given by hand.
+	Candidates []PITRCandidateJSON `json:"candidates"`
+	Why        string              `json:"why"`
+}
+
+// PITRCandidateJSON is one committed event of the relation asked for.
+type PITRCandidateJSON struct {
+	Kind       string   `json:"kind"`
+	XID        uint32   `json:"xid"`
+	CommitLSN  string   `json:"commit_lsn"`
+	CommitTime *string  `json:"commit_time"`
+	Rows       uint64   `json:"rows"`
+	TableRows  *float64 `json:"table_rows"` // pg_class.reltuples before it, where the WAL showed it
+	Share      *float64 `json:"share"`      // rows over table_rows
 }
 
 // PITREventJSON is the event recovery stops before.
@@ -101,10 +117,22 @@ func strp(s string) *string {
 	return &s
 }
 
+// maxOtherCandidates is how many other candidates the text lists.
+const maxOtherCandidates = 5
+
 // PITRToJSON makes the JSON of a plan; chosen is lsn, xid, time or name.
 func PITRToJSON(p *incident.PITRPlan, b *backup.BackupLabel, chosen string) PITRJSON {
 	e := &p.Event
-	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched}
+	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched, Why: p.Why,
+		Candidates: make([]PITRCandidateJSON, 0, len(p.Candidates))}
+	for _, c := range p.Candidates {
+		cj := PITRCandidateJSON{Kind: c.Kind, XID: uint32(c.XID), CommitLSN: c.CommitLSN.String(), CommitTime: strp(incident.PGTime(c.CommitTime)), Rows: c.Rows}
+		if c.HasTableRows {
+			tr, sh := c.TableRows, c.Share
+			cj.TableRows, cj.Share = &tr, &sh
+		}
+		j.Candidates = append(j.Candidates, cj)
+	}
 	if j.Reasons == nil {
 		j.Reasons = []string{}
 	}
@@ -240,6 +268,26 @@ func WritePITRText(w io.Writer, p *incident.PITRPlan, b *backup.BackupLabel, cho
 			if k != chosen && lines[k] != "" {
 				fmt.Fprintf(&sb, "# or: %s\n", lines[k])
 			}
+		}
+	}
+	if p.Why != "" {
+		fmt.Fprintf(&sb, "# chosen: %s\n", p.Why)
+	}
+	if n := len(p.Candidates); n > 1 {
+		shown := min(n-1, maxOtherCandidates)
+		fmt.Fprintf(&sb, "# other candidates (%d of %d; pick one with --xid):\n", shown, n-1)
+		for _, c := range p.Candidates[1 : 1+shown] {
+			fmt.Fprintf(&sb, "#   %s by xid %d, commit at %s", c.Kind, c.XID, c.CommitLSN)
+			if !c.CommitTime.IsZero() {
+				sb.WriteString(" " + incident.PGTime(c.CommitTime))
+			}
+			if c.Rows != 0 {
+				fmt.Fprintf(&sb, ", %d rows", c.Rows)
+			}
+			if c.HasTableRows && c.TableRows > 0 {
+				fmt.Fprintf(&sb, " (%.0f%% of ~%.0f)", 100*c.Share, c.TableRows)
+			}
+			sb.WriteString("\n")
 		}
 	}
 	for _, n := range p.Notes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -362,6 +363,29 @@ type PITRQuery struct {
 	Backup *backup.BackupLabel
 	// Histories returns the timeline history of a timeline (nil: none).
 	Histories func(xlog.TimeLineID) []xlog.HistoryEntry
+	// RowCounts, when set, tells how many rows a relation file had before
+	// an LSN (pg_class's reltuples as the WAL showed it: names.WALNames'
+	// RowCountBefore), for the share of the table a delete or update
+	// touched.
+	RowCounts func(r decode.RelFileLocator, before xlog.LSN) (names.RowCount, bool)
+	// XID, when set with Rel, chooses the event of that transaction
+	// among the relation's candidates.
+	XID xlog.XID
+}
+
+// PITRCandidate is one committed event of the relation asked for, ranked:
+// the plan's Event is the first of them.
+type PITRCandidate struct {
+	Kind       string
+	XID        xlog.XID
+	CommitLSN  xlog.LSN
+	CommitTime time.Time
+	Rows       uint64 // rows deleted or updated (0 for drops, truncates, rewrites)
+	// TableRows is pg_class's reltuples before the event, where the WAL
+	// showed it (HasTableRows); Share is Rows over it.
+	TableRows    float64
+	HasTableRows bool
+	Share        float64
 }
 
 // PITRError is a question pitr cannot answer: Code 1 when nothing in the WAL
@@ -443,6 +467,11 @@ type PITRPlan struct {
 	Notes []string
 	// Searched describes the WAL read.
 	Searched string
+	// Candidates are the committed events of the relation that matched,
+	// best first (Candidates[0] is Event), and Why says why the first
+	// was chosen; both empty for a target given by hand.
+	Candidates []PITRCandidate
+	Why        string
 }
 
 // PGTime formats t as PostgreSQL accepts it in recovery_target_time, in UTC
@@ -601,18 +630,26 @@ func (p *PITRPlan) findEvent(scan *PITRScan, q PITRQuery) error {
 		}
 	}
 	skipped := 0
+	var cands []*Event
 	for i := range scan.List {
 		ev := &scan.List[i]
 		if !want[ev.Kind] || !matches(ev) {
 			continue
 		}
 		touched = true
+		if q.XID != 0 && ev.XID != q.XID {
+			continue
+		}
 		if ev.Outcome != OutcomeCommit {
 			// an aborted one changed nothing; smgr TRUNCATE (VACUUM) and
 			// transactions whose end is not in the WAL have no commit
 			skipped++
 			continue
 		}
+		cands = append(cands, ev)
+	}
+	if len(cands) > 0 {
+		ev := p.rankCandidates(cands, q)
 		p.Event = PITREvent{Kind: string(ev.Kind), Relation: name(ev), Rel: ev.Rel, HasRel: true, XID: ev.XID,
 			LSN: ev.FirstLSN, CommitLSN: ev.LSN, CommitTime: ev.Time, AsOf: ev.AsOf, TLI: ev.TLI, Rows: ev.Rows, Detail: ev.Detail}
 		p.Settings = PITRSettings{LSN: ev.LSN, XID: ev.XID, Time: ev.Time, TLI: ev.TLI}
@@ -630,6 +667,9 @@ func (p *PITRPlan) findEvent(scan *PITRScan, q PITRQuery) error {
 		return &PITRError{Code: code, Input: code == 2, Msg: fmt.Sprintf("relation %s: the WAL read never touches it (searched %s)%s", spec, p.Searched, unread)}
 	}
 	msg := fmt.Sprintf("no committed %s event of relation %s (searched %s", what, spec, p.Searched)
+	if q.XID != 0 {
+		msg = fmt.Sprintf("no committed %s event of relation %s by xid %d (searched %s", what, spec, q.XID, p.Searched)
+	}
 	if skipped > 0 {
 		msg += fmt.Sprintf("; %d aborted or uncommitted one(s) skipped", skipped)
 	}
@@ -867,4 +907,65 @@ func (p *PITRPlan) checkBackup(scan *PITRScan, q PITRQuery) {
 	}
 	ok := len(p.Reasons) == 0
 	p.Reachable = &ok
+}
+
+// wholeRelation reports whether an event kind reaches every row of its
+// relation (a drop, a truncate, a rewrite), whatever the row counts say.
+func wholeRelation(k EventKind) bool {
+	return k == EventDrop || k == EventTruncate || k == EventRewrite
+}
+
+// rankCandidates orders the committed events of the relation asked for,
+// sets p.Candidates and p.Why, and returns the chosen one. An event that
+// reaches the whole relation (drop, truncate, rewrite) comes first, the
+// earliest of them: recovery must stop before the first. Otherwise the
+// delete or update of the most rows (the earliest of equals): a whole-table
+// DELETE of a small table is found however few its rows, and a table
+// that sees small deletes every day still gives the one large one.
+func (p *PITRPlan) rankCandidates(evs []*Event, q PITRQuery) *Event {
+	sort.SliceStable(evs, func(i, j int) bool {
+		a, b := evs[i], evs[j]
+		if wa, wb := wholeRelation(a.Kind), wholeRelation(b.Kind); wa != wb {
+			return wa
+		} else if wa {
+			return a.LSN < b.LSN
+		}
+		if a.Rows != b.Rows {
+			return a.Rows > b.Rows
+		}
+		return a.LSN < b.LSN
+	})
+	p.Candidates = make([]PITRCandidate, len(evs))
+	for i, ev := range evs {
+		c := PITRCandidate{Kind: string(ev.Kind), XID: ev.XID, CommitLSN: ev.LSN, CommitTime: ev.Time, Rows: ev.Rows}
+		if q.RowCounts != nil && !wholeRelation(ev.Kind) {
+			if rc, ok := q.RowCounts(ev.Rel, ev.FirstLSN); ok {
+				c.TableRows, c.HasTableRows = rc.Tuples, true
+				if rc.Tuples > 0 {
+					c.Share = float64(ev.Rows) / rc.Tuples
+				}
+			}
+		}
+		p.Candidates[i] = c
+	}
+	first := evs[0]
+	c := p.Candidates[0]
+	switch {
+	case wholeRelation(first.Kind):
+		p.Why = fmt.Sprintf("the first %s of the relation in the WAL read (a %s reaches every row; recovery must stop before the first)", first.Kind, first.Kind)
+	case len(evs) == 1:
+		p.Why = fmt.Sprintf("the only committed %s of the relation in the WAL read", first.Kind)
+	default:
+		p.Why = fmt.Sprintf("the most rows of the %d committed candidate transactions (%d rows; next: %d rows by xid %d)", len(evs), first.Rows, evs[1].Rows, evs[1].XID)
+	}
+	if c.HasTableRows {
+		p.Why += fmt.Sprintf("; %s of the table's ~%.0f rows (pg_class.reltuples before it)", sharePercent(c.Share), c.TableRows)
+	}
+	return first
+}
+
+// sharePercent prints a share of rows as a percentage; above 100% when
+// the estimate was stale.
+func sharePercent(f float64) string {
+	return strconv.FormatFloat(100*f, 'f', 0, 64) + "%"
 }

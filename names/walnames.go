@@ -3,6 +3,7 @@ package names
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,9 +62,13 @@ type WALNames struct {
 	mapped    map[catalogKey]*WALRel  // (database or 0, oid) -> a mapped relation
 	files     map[catalogKey]*WALRel  // (database or 0, relfilenode) -> the latest name
 	history   map[catalogKey][]WALRel // (database or 0, relfilenode) -> names over time
-	nsp       map[catalogKey]string   // (database, namespace oid) -> nspname
-	dbFile    uint32                  // pg_database's filenumber (shared relation mapper); 0: 1262
-	datname   map[uint32]string       // database oid -> datname
+	// counts are pg_class's reltuples and relpages for a file, each time a
+	// tuple of it showed them (VACUUM's and ANALYZE's in-place updates
+	// carry the whole tuple), in WAL order.
+	counts  map[catalogKey][]RowCount
+	nsp     map[catalogKey]string // (database, namespace oid) -> nspname
+	dbFile  uint32                // pg_database's filenumber (shared relation mapper); 0: 1262
+	datname map[uint32]string     // database oid -> datname
 	// nspAt is every pg_namespace tuple seen, by its position: what a
 	// DELETE at that position removed (a DROP SCHEMA), in WAL order.
 	nspAt     map[TupleID][]nspSeen
@@ -156,7 +161,7 @@ func NewWALNames(dec *decode.Decoder) *WALNames {
 	return &WALNames{dec: dec,
 		classFile: map[uint32]uint32{}, nspFile: map[uint32]uint32{},
 		relmap: map[catalogKey]uint32{}, mapped: map[catalogKey]*WALRel{},
-		files: map[catalogKey]*WALRel{}, history: map[catalogKey][]WALRel{},
+		files: map[catalogKey]*WALRel{}, history: map[catalogKey][]WALRel{}, counts: map[catalogKey][]RowCount{},
 		nsp: map[catalogKey]string{}, datname: map[uint32]string{}, nspAt: map[TupleID][]nspSeen{}, transient: map[catalogKey]bool{}, cache: map[walPageKey]walPageMap{}}
 }
 
@@ -443,17 +448,17 @@ func (w *WALNames) cacheTuple(t *rmgr.HeapTuple) *walTuple {
 //	18:     relallfrozen int32 after relallvisible: reltoastrelid @112,
 //	        relhasindex @116, relisshared @117, relpersistence @118, relkind @119
 type classLayout struct {
-	oid, name, nsp, filenode, shared, persistence, kind int // -1: not in the data
+	oid, name, nsp, filenode, pages, tuples, shared, persistence, kind int // -1: not in the data
 }
 
 func classLayoutOf(v xlog.Version) classLayout {
 	switch {
 	case v >= xlog.V18:
-		return classLayout{oid: 0, name: 4, nsp: 68, filenode: 88, shared: 117, persistence: 118, kind: 119}
+		return classLayout{oid: 0, name: 4, nsp: 68, filenode: 88, pages: 96, tuples: 100, shared: 117, persistence: 118, kind: 119}
 	case v >= xlog.V12:
-		return classLayout{oid: 0, name: 4, nsp: 68, filenode: 88, shared: 113, persistence: 114, kind: 115}
+		return classLayout{oid: 0, name: 4, nsp: 68, filenode: 88, pages: 96, tuples: 100, shared: 113, persistence: 114, kind: 115}
 	}
-	return classLayout{oid: -1, name: 0, nsp: 64, filenode: 84, shared: 109, persistence: 110, kind: 111}
+	return classLayout{oid: -1, name: 0, nsp: 64, filenode: 84, pages: 92, tuples: 96, shared: 109, persistence: 110, kind: 111}
 }
 
 const nameDataLen = 64 // NAMEDATALEN
@@ -618,6 +623,12 @@ func (w *WALNames) learn(lsn xlog.LSN, db, cat uint32, t *walTuple, src rmgr.Tup
 		w.nspFile[r.DB] = r.RelNumber
 	}
 	k := catalogKey{r.DB, r.RelNumber}
+	if tuples := math.Float32frombits(binary.LittleEndian.Uint32(d[l.tuples:])); (tuples > 0 || tuples == 0 && v >= xlog.V14) && !math.IsNaN(float64(tuples)) {
+		c := RowCount{LSN: lsn, Tuples: float64(tuples), Pages: binary.LittleEndian.Uint32(d[l.pages:])}
+		if h := w.counts[k]; len(h) == 0 || h[len(h)-1].Tuples != c.Tuples || h[len(h)-1].Pages != c.Pages {
+			w.counts[k] = append(h, c)
+		}
+	}
 	old := w.files[k]
 	if old != nil && weak {
 		return
@@ -718,6 +729,30 @@ func (w *WALNames) Lookup(r decode.RelFileLocator) (WALRel, bool) {
 func (w *WALNames) NoName(r decode.RelFileLocator) bool {
 	_, ok := w.Lookup(r)
 	return !ok
+}
+
+// RowCount is what a pg_class tuple of a file said of its size: reltuples
+// (an estimate kept by VACUUM and ANALYZE; -1 in 14 and later, 0 before,
+// for a table never vacuumed or analysed, which is not kept) and relpages.
+type RowCount struct {
+	LSN    xlog.LSN // the record that carried the tuple
+	Tuples float64
+	Pages  uint32
+}
+
+// RowCountBefore returns the last row count the WAL showed for file r
+// before lsn: false when no pg_class tuple of it carried one.
+func (w *WALNames) RowCountBefore(r decode.RelFileLocator, lsn xlog.LSN) (RowCount, bool) {
+	if w == nil {
+		return RowCount{}, false
+	}
+	h := w.counts[catalogKey{r.DBOID, r.RelNumber}]
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].LSN < lsn {
+			return h[i], true
+		}
+	}
+	return RowCount{}, false
 }
 
 // History returns the names a file had, in the order the WAL showed them

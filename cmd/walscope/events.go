@@ -25,7 +25,7 @@ func eventsCommand() *cli.Command {
 		&cli.StringFlag{Name: "until", Usage: "only events at or before `TIME`"},
 		&cli.StringFlag{Name: "relation", Aliases: []string{"R"}, Usage: "only events of relation `REL`: a name (schema.name or name), T/D/R, or a relfilenode"},
 		&cli.StringSliceFlag{Name: "kind", Usage: "only events of `KIND` (repeatable, or a comma list): " + strings.Join(kinds, ", ")},
-		&cli.Uint64Flag{Name: "min-rows", Value: 1000, Usage: "report deletes and updates of at least `N` rows per transaction and relation"},
+		&cli.Uint64Flag{Name: "min-rows", Value: 1000, Usage: "report deletes and updates of at least `N` rows per transaction and relation (with --relation, by default all of that relation's)"},
 		&cli.StringFlag{Name: "catalog", Usage: "name relations from `FILE`, a CSV export of pg_class (see README)"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print any output, except for errors"},
@@ -195,7 +195,7 @@ func eventsAction(c *cli.Command) error {
 	defer stdout.Flush()
 	stderr := c.Root().ErrWriter
 	quiet := c.Bool("quiet")
-	ev, res, bound, err := readEvents(in, incident.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
+	ev, res, bound, err := readEvents(in, incident.EventsConfig{MinRows: minRows(c, c.String("relation") != "")}, c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes")), stderr, quiet)
 	if err != nil {
 		return err
 	}

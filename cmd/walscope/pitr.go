@@ -32,7 +32,8 @@ func pitrCommand() *cli.Command {
 		&cli.StringFlag{Name: "target-time", Usage: "check recovery_target_time `TIME` (RFC 3339, or 'YYYY-MM-DD HH:MM:SS+ZZ')"},
 		&cli.StringFlag{Name: "target-name", Usage: "check recovery_target_name `NAME` (a restore point)"},
 		&cli.StringFlag{Name: "backup", Usage: "check that recovery from the base backup at `PATH` (data directory, backup_label, base.tar[.gz|.zst|.lz4], a .backup file, a pgBackRest backup, stanza or repository, a Barman backup or server directory) reaches the target"},
-		&cli.Uint64Flag{Name: "min-rows", Value: 1000, Usage: "deletes and updates of at least `N` rows per transaction and relation are events"},
+		&cli.Uint64Flag{Name: "min-rows", Value: 1000, Usage: "deletes and updates of at least `N` rows per transaction and relation are events (with --relation, by default every delete and update of that relation is)"},
+		&cli.StringFlag{Name: "xid", Usage: "with --relation: the event of transaction `XID` among the relation's candidates"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 		&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ of the cluster (WAL does not record it)"},
 		&cli.IntFlag{Name: "span-bytes", Value: 32 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span"},
@@ -162,7 +163,17 @@ func pitrAction(c *cli.Command) error {
 		}
 		defer nameSrc.Wait()
 	}
-	scanCfg.Events = incident.EventsConfig{MinRows: max(1, c.Uint64("min-rows"))}
+	scanCfg.Events = incident.EventsConfig{MinRows: minRows(c, q.Rel != nil)}
+	if x := c.String("xid"); x != "" {
+		if q.Rel == nil {
+			return usageErr("--xid chooses among the events of a relation: give --relation too")
+		}
+		v, err := strconv.ParseUint(x, 10, 32)
+		if err != nil || v == 0 {
+			return usageErr("invalid transaction ID for option --xid: %q", x)
+		}
+		q.XID = xlog.XID(v)
+	}
 	scanCfg.BlockSize, scanCfg.Workers, scanCfg.SpanBytes = c.Int("blcksz"), jobs(c), max(1, c.Int("span-bytes"))
 	scan, err := incident.ScanPITR(in.src, in.opts, scanCfg)
 	if err != nil {
@@ -174,6 +185,7 @@ func pitrAction(c *cli.Command) error {
 			return readerSetupError(err)
 		}
 		q.Namer = names.FirstName{cat, w}
+		q.RowCounts = w.RowCountBefore
 	}
 	plan, err := incident.PlanPITR(scan, q)
 	if err != nil {
@@ -193,4 +205,15 @@ func pitrAction(c *cli.Command) error {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	return nil
+}
+
+// minRows is the least rows of a delete or update event: --min-rows when
+// given; else every delete and update when one relation is asked for (a
+// whole-table DELETE of a small table is still the event looked for),
+// 1000 otherwise.
+func minRows(c *cli.Command, oneRelation bool) uint64 {
+	if !c.IsSet("min-rows") && oneRelation {
+		return 1
+	}
+	return max(1, c.Uint64("min-rows"))
 }
