@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
-	"unicode"
 )
 
 // Profiles of the AWS shared files as the AWS CLI and SDKs resolve them
@@ -88,21 +88,30 @@ func loadAWSFiles() (*awsFiles, error) {
 // "key = value" under a key with no value, as in "s3 =\n  addressing_style
 // = path") are kept as "parent.key". A missing file is empty.
 func parseAWSFile(path string) (map[string]map[string]string, error) {
-	out := map[string]map[string]string{}
 	if path == "" {
-		return out, nil
+		return map[string]map[string]string{}, nil
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
+		return map[string]map[string]string{}, nil
 	}
 	if err != nil {
 		return nil, &credErr{err: fmt.Errorf("reading %s: %w", path, err)}
 	}
 	defer f.Close()
+	out, err := parseAWSConfig(f)
+	if err != nil {
+		return nil, &credErr{err: fmt.Errorf("reading %s: %w", path, err)}
+	}
+	return out, nil
+}
+
+// parseAWSConfig parses the text of an AWS shared file (parseAWSFile).
+func parseAWSConfig(r io.Reader) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
 	var sec map[string]string
 	parent := "" // the key with an empty value that indented lines belong to
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		raw := sc.Text()
@@ -128,7 +137,7 @@ func parseAWSFile(path string) (map[string]map[string]string, error) {
 			continue
 		}
 		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
-		if indented := unicode.IsSpace(rune(raw[0])); indented && parent != "" {
+		if indented := raw[0] == ' ' || raw[0] == '\t'; indented && parent != "" {
 			sec[parent+"."+k] = v
 			continue
 		}
@@ -138,10 +147,7 @@ func parseAWSFile(path string) (map[string]map[string]string, error) {
 		}
 		sec[k] = v
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &credErr{err: fmt.Errorf("reading %s: %w", path, err)}
-	}
-	return out, nil
+	return out, sc.Err()
 }
 
 // profile returns a profile's keys, the credentials file's over the config
@@ -204,6 +210,9 @@ func (p *awsCredProvider) sharedFileCreds(ctx context.Context) (*awsCreds, error
 func (p *awsCredProvider) fromProfile(ctx context.Context, files *awsFiles, name string, chain []string) (*awsCreds, error) {
 	sec, ok := files.profile(name)
 	if !ok {
+		if len(chain) == 0 {
+			return nil, profileErr(name, "not found in %s or %s", files.configPath, files.credsPath)
+		}
 		return nil, profileErr(chain[len(chain)-1], "source_profile %q is not in %s or %s", name, files.configPath, files.credsPath)
 	}
 	chain = append(chain, name)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,8 +33,8 @@ func sigV4Signature(secret, amzDate, region, service, canonical string) (scope, 
 }
 
 // signV4 adds X-Amz-Date, X-Amz-Security-Token (with a session token) and
-// Authorization to req, signing the host, Content-Type and every X-Amz-*
-// header, the path and query as sent, and the payload's SHA-256 (hex).
+// Authorization to req, signing the host, Content-Length, Content-Type
+// and every X-Amz-* header, the path and query as sent, and the payload's SHA-256 (hex).
 func signV4(req *http.Request, payloadSHA256 string, c *awsCreds, region, service string, now time.Time) {
 	amzDate := now.UTC().Format("20060102T150405Z")
 	req.Header.Set("X-Amz-Date", amzDate)
@@ -45,6 +46,9 @@ func signV4(req *http.Request, payloadSHA256 string, c *awsCreds, region, servic
 		host = req.URL.Host
 	}
 	headers := map[string]string{"host": host}
+	if req.ContentLength > 0 {
+		headers["content-length"] = strconv.FormatInt(req.ContentLength, 10) // as the SDKs sign it
+	}
 	for k, v := range req.Header {
 		lk := strings.ToLower(k)
 		if lk == "content-type" || strings.HasPrefix(lk, "x-amz-") {

@@ -119,6 +119,18 @@ func parseSSOTime(s string) (time.Time, error) {
 	return time.Parse("2006-01-02T15:04:05UTC", s)
 }
 
+// ssoEndpoint is the SSO portal of a region, or the endpoint configured
+// for the service (AWS_ENDPOINT_URL_SSO, AWS_ENDPOINT_URL).
+func ssoEndpoint(region string) string {
+	if e := serviceEndpoint("SSO"); e != "" {
+		return e
+	}
+	if strings.HasPrefix(region, "cn-") {
+		return "https://portal.sso." + region + ".amazonaws.com.cn"
+	}
+	return "https://portal.sso." + region + ".amazonaws.com"
+}
+
 func (p *awsCredProvider) ssoCreds(ctx context.Context, files *awsFiles, profile string, sec map[string]string) (*awsCreds, error) {
 	cfg, err := ssoSettings(files, profile, sec)
 	if err != nil {
@@ -144,13 +156,7 @@ func (p *awsCredProvider) ssoCreds(ctx context.Context, files *awsFiles, profile
 	if !time.Now().Before(exp) {
 		return nil, profileErr(profile, "the SSO login expired at %s: %s", exp.UTC().Format(time.RFC3339), login)
 	}
-	base := serviceEndpoint("SSO")
-	if base == "" {
-		base = "https://portal.sso." + cfg.region + ".amazonaws.com"
-		if strings.HasPrefix(cfg.region, "cn-") {
-			base += ".cn"
-		}
-	}
+	base := ssoEndpoint(cfg.region)
 	u := strings.TrimSuffix(base, "/") + "/federation/credentials?" +
 		url.Values{"account_id": {cfg.accountID}, "role_name": {cfg.roleName}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)

@@ -154,6 +154,9 @@ func (p *awsCredProvider) stsCall(ctx context.Context, form url.Values, resultNa
 			return nil, fmt.Errorf("%s at %s: %w", form.Get("Action"), endpoint, err)
 		}
 		c := res.Credentials
+		if c != nil { // documented examples wrap long tokens
+			c.AccessKeyID, c.SecretAccessKey, c.SessionToken = strings.TrimSpace(c.AccessKeyID), strings.TrimSpace(c.SecretAccessKey), strings.Join(strings.Fields(c.SessionToken), "")
+		}
 		if c == nil || c.AccessKeyID == "" || c.SecretAccessKey == "" {
 			return nil, fmt.Errorf("%s at %s: the answer has no credentials", form.Get("Action"), endpoint)
 		}

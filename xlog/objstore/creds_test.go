@@ -18,13 +18,15 @@ func clearAWS(t *testing.T) {
 	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_WEB_IDENTITY_TOKEN_FILE",
 		"AWS_ROLE_ARN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
 		"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-		"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_STS"} {
+		"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SSO",
+		"AWS_STS_REGIONAL_ENDPOINTS", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_ROLE_SESSION_NAME"} {
 		t.Setenv(k, "")
 	}
 	dir := t.TempDir()
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("HOME", dir) // ~/.aws/sso/cache
 }
 
 func write(t *testing.T, path, text string) {
@@ -79,9 +81,9 @@ func TestAWSCredentialChain(t *testing.T) {
 		{"config file", func(t *testing.T, dir string) {
 			write(t, os.Getenv("AWS_CONFIG_FILE"), "[profile other]\naws_access_key_id=X\n[default]\naws_access_key_id = AKIACFG\naws_secret_access_key = s\nregion = eu-west-3\n")
 		}, "AKIACFG", ""},
-		{"unsupported profile", func(t *testing.T, dir string) {
+		{"sso_session without its section", func(t *testing.T, dir string) {
 			write(t, os.Getenv("AWS_CONFIG_FILE"), "[default]\nsso_session = corp\n")
-		}, "", "sso_session"},
+		}, "", `sso_session "corp" has no [sso-session corp] section`},
 		{"container", func(t *testing.T, dir string) {
 			t.Setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", ecs.URL+"/creds")
 			t.Setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "secret-token")
