@@ -60,7 +60,7 @@ func (g geometry) memberGroupsPerPage() uint32 { return uint32(g.blockSize) / me
 func (g geometry) membersPerPage() uint32 { return g.memberGroupsPerPage() * membersPerGroup }
 
 const (
-	membersPerGroup = 4                    // MULTIXACT_MEMBERS_PER_MEMBERGROUP
+	membersPerGroup = 4                     // MULTIXACT_MEMBERS_PER_MEMBERGROUP
 	memberGroupSize = 4 + 4*membersPerGroup // MULTIXACT_MEMBERGROUP_SIZE
 )
 

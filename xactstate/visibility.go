@@ -21,8 +21,8 @@ const (
 	heapXmaxExclLock   = 0x0040 // HEAP_XMAX_EXCL_LOCK
 	heapLockMask       = heapXmaxKeyShrLock | heapXmaxExclLock
 	heapXminFrozen     = rmgr.HeapXminCommitted | rmgr.HeapXminInvalid // HEAP_XMIN_FROZEN
-	heapMovedOff       = 0x4000                                          // HEAP_MOVED_OFF (pre-9.0 VACUUM FULL)
-	heapMovedIn        = 0x8000                                          // HEAP_MOVED_IN
+	heapMovedOff       = 0x4000                                        // HEAP_MOVED_OFF (pre-9.0 VACUUM FULL)
+	heapMovedIn        = 0x8000                                        // HEAP_MOVED_IN
 	heapMoved          = heapMovedOff | heapMovedIn
 )
 

@@ -1,0 +1,583 @@
+package xactstate_test
+
+// TestRecoveryOracle proves the commit state against real recovery: a
+// PostgreSQL 15 cluster archives its WAL, a base backup is taken
+// (pg_basebackup -Fp -X none) while transactions are open and prepared,
+// then a workload runs in steps separated by restore points: commits and
+// aborts, savepoints rolled back and released (more than
+// PGPROC_MAX_CACHED_SUBXIDS = 64 in one transaction, so XACT_ASSIGNMENT is
+// logged), two-phase commit (COMMIT PREPARED, ROLLBACK PREPARED, left
+// prepared), row locks by several sessions (multixacts, with committed,
+// aborted and running updating members), and transactions left open across
+// restore points. For each restore point, the backup is restored with
+// recovery_target_name and recovery_target_action = 'pause', hot_standby on:
+//
+//   - paused at the target, the standby's pg_xact_status of every recorded
+//     xid is compared with Status before Finish, and every tuple of the
+//     tables (pageinspect's heap_page_items) with TupleVisible: visible iff
+//     its ctid is in SELECT ctid on the standby;
+//   - then replay is resumed, which ends recovery there: pg_xact_status
+//     again against Status after Finish, and pg_get_multixact_members of
+//     every multixact xmax on the pages against MultiMembers.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xactstate"
+	"github.com/walscope/walscope/xlog"
+)
+
+// recorded is an xid the workload recorded: its name says what it did.
+type recorded struct {
+	name string
+	xid  uint32
+}
+
+type workload struct {
+	t     *testing.T
+	xids  []recorded
+	steps []string // restore point names, in order
+}
+
+func (w *workload) note(name, xid string) {
+	w.t.Helper()
+	x, err := strconv.ParseUint(strings.TrimSpace(xid), 10, 64)
+	if err != nil || x>>32 != 0 {
+		w.t.Fatalf("%s: xid %q", name, xid)
+	}
+	w.xids = append(w.xids, recorded{name, uint32(x)})
+}
+
+// xactWithRow runs one transaction that inserts a row and ends with end
+// ("COMMIT" or "ROLLBACK"), recording its xid.
+func (w *workload) xactWithRow(s *session, name, end string) {
+	w.t.Helper()
+	s.exec("BEGIN")
+	w.note(name, s.one("INSERT INTO u VALUES (1, 0) RETURNING xmin"))
+	s.exec(end)
+}
+
+// subxacts opens a transaction with n released savepoints, each inserting
+// a row (so each has an xid); the top stays open.
+func (w *workload) subxacts(s *session, name string, n int) {
+	w.t.Helper()
+	s.exec("BEGIN")
+	w.note(name+"/top", s.one("INSERT INTO u VALUES (2, 0) RETURNING xmin"))
+	for i := range n {
+		s.exec(fmt.Sprintf("SAVEPOINT s%d", i))
+		w.note(fmt.Sprintf("%s/sub%d", name, i), s.one("INSERT INTO u VALUES (3, 0) RETURNING xmin"))
+		s.exec(fmt.Sprintf("RELEASE s%d", i))
+	}
+}
+
+func (w *workload) restorePoint(p *server, name string) {
+	w.t.Helper()
+	p.query(w.t, fmt.Sprintf("SELECT pg_create_restore_point('%s')", name))
+	w.steps = append(w.steps, name)
+}
+
+// run drives the primary; it returns after the base backup was taken and
+// the last restore point archived.
+func (w *workload) run(p *server, base string) {
+	t := w.t
+	p.query(t, `CREATE EXTENSION pageinspect;
+CREATE TABLE t (id int PRIMARY KEY, v int);
+INSERT INTO t SELECT g, 0 FROM generate_series(1, 20) g;
+CREATE TABLE u (k int, v int);
+CREATE FUNCTION xs(x xid8) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN RETURN coalesce(pg_xact_status(x), 'null');
+EXCEPTION WHEN others THEN RETURN 'future'; END $$;
+CREATE FUNCTION mm(m xid) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  SELECT string_agg(xid::text || ':' || mode, ',' ORDER BY xid::text::bigint, mode) INTO r FROM pg_get_multixact_members(m);
+  RETURN coalesce(r, '');
+EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`)
+	a, b, c := p.session(t, "a"), p.session(t, "b"), p.session(t, "c")
+	long := p.session(t, "long")
+
+	// Before the backup: in pg_xact, pg_multixact and pg_twophase.
+	w.xactWithRow(a, "pre/commit", "COMMIT")
+	w.xactWithRow(a, "pre/abort", "ROLLBACK")
+	a.exec("BEGIN")
+	a.exec("SELECT * FROM t WHERE id IN (1, 2) FOR SHARE")
+	w.note("pre/share1", a.one("SELECT txid_current()"))
+	b.exec("BEGIN")
+	b.exec("SELECT * FROM t WHERE id IN (1, 2) FOR SHARE")
+	w.note("pre/share2", b.one("SELECT txid_current()"))
+	a.exec("COMMIT")
+	b.exec("COMMIT")
+	c.exec("BEGIN")
+	w.note("pre/p0", c.one("INSERT INTO u VALUES (4, 0) RETURNING xmin"))
+	c.exec("PREPARE TRANSACTION 'p0'") // committed after the backup
+	c.exec("BEGIN")
+	w.note("pre/p00", c.one("INSERT INTO u VALUES (4, 1) RETURNING xmin"))
+	c.exec("SAVEPOINT s")
+	w.note("pre/p00/sub", c.one("INSERT INTO u VALUES (4, 2) RETURNING xmin"))
+	c.exec("RELEASE s")
+	c.exec("PREPARE TRANSACTION 'p00'") // prepared to the end
+	long.exec("BEGIN")
+	w.note("pre/long", long.one("INSERT INTO u VALUES (5, 0) RETURNING xmin")) // open during the backup
+
+	out, err := asPostgres(fmt.Sprintf("%s -h %s -p %d -U postgres -D %s -Fp -X none -c fast",
+		filepath.Join(p.bin, "pg_basebackup"), shq(p.sock), p.port, shq(base))).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pg_basebackup: %v\n%s", err, out)
+	}
+
+	// Step 1: commits, aborts, savepoints, many subtransactions.
+	for i := range 5 {
+		w.xactWithRow(a, fmt.Sprintf("s1/commit%d", i), "COMMIT")
+		w.xactWithRow(a, fmt.Sprintf("s1/abort%d", i), "ROLLBACK")
+	}
+	a.exec("BEGIN")
+	w.note("s1/sp/top", a.one("INSERT INTO u VALUES (6, 0) RETURNING xmin"))
+	a.exec("SAVEPOINT x")
+	w.note("s1/sp/rolledback", a.one("INSERT INTO u VALUES (6, 1) RETURNING xmin"))
+	a.exec("ROLLBACK TO x")
+	a.exec("SAVEPOINT y")
+	w.note("s1/sp/released", a.one("INSERT INTO u VALUES (6, 2) RETURNING xmin"))
+	a.exec("RELEASE y")
+	a.exec("COMMIT")
+	a.exec("BEGIN")
+	w.note("s1/sp-abort/top", a.one("INSERT INTO u VALUES (7, 0) RETURNING xmin"))
+	a.exec("SAVEPOINT y")
+	w.note("s1/sp-abort/released", a.one("INSERT INTO u VALUES (7, 1) RETURNING xmin"))
+	a.exec("RELEASE y")
+	a.exec("ROLLBACK")
+	w.subxacts(a, "s1/many-commit", 70)
+	a.exec("COMMIT")
+	w.subxacts(a, "s1/many-abort", 70)
+	a.exec("ROLLBACK")
+	w.subxacts(b, "s1/many-open", 70) // commits in step 2
+	a.exec("BEGIN")
+	w.note("s1/update", a.one("UPDATE t SET v = v + 1 WHERE id = 3 RETURNING txid_current()"))
+	a.exec("COMMIT")
+	a.exec("BEGIN")
+	w.note("s1/update-abort", a.one("UPDATE t SET v = v + 1 WHERE id = 4 RETURNING txid_current()"))
+	a.exec("ROLLBACK")
+	a.exec("BEGIN")
+	w.note("s1/delete", a.one("DELETE FROM t WHERE id = 5 RETURNING txid_current()"))
+	a.exec("COMMIT")
+	a.exec("BEGIN")
+	w.note("s1/delete-abort", a.one("DELETE FROM t WHERE id = 6 RETURNING txid_current()"))
+	a.exec("ROLLBACK")
+	w.restorePoint(p, "rp1")
+
+	// Step 2: two-phase commit; the open transactions end.
+	c.exec("COMMIT PREPARED 'p0'")
+	for _, g := range []struct{ gid, end string }{{"pa", "COMMIT PREPARED 'pa'"}, {"pb", "ROLLBACK PREPARED 'pb'"}} {
+		c.exec("BEGIN")
+		w.note("s2/"+g.gid, c.one("INSERT INTO u VALUES (8, 0) RETURNING xmin"))
+		c.exec("PREPARE TRANSACTION '" + g.gid + "'")
+		c.exec(g.end)
+	}
+	for _, gid := range []string{"pc", "pd"} { // pc committed in step 3, pd prepared to the end
+		c.exec("BEGIN")
+		w.note("s2/"+gid, c.one("INSERT INTO u VALUES (9, 0) RETURNING xmin"))
+		c.exec("SAVEPOINT s")
+		w.note("s2/"+gid+"/sub", c.one("INSERT INTO u VALUES (9, 1) RETURNING xmin"))
+		c.exec("RELEASE s")
+		c.exec("SAVEPOINT r")
+		w.note("s2/"+gid+"/rolledback", c.one("INSERT INTO u VALUES (9, 2) RETURNING xmin"))
+		c.exec("ROLLBACK TO r")
+		c.exec("PREPARE TRANSACTION '" + gid + "'")
+	}
+	long.exec("COMMIT")
+	b.exec("COMMIT")
+	long.exec("BEGIN")
+	w.note("s2/long", long.one("INSERT INTO u VALUES (10, 0) RETURNING xmin")) // rolled back in step 3
+	w.restorePoint(p, "rp2")
+
+	// Step 3: multixacts.
+	d, e := p.session(t, "d"), p.session(t, "e")
+	a.exec("BEGIN")
+	a.exec("SELECT * FROM t WHERE id IN (7, 8) FOR SHARE")
+	w.note("s3/share-a", a.one("SELECT txid_current()"))
+	b.exec("BEGIN")
+	b.exec("SELECT * FROM t WHERE id IN (7, 8) FOR SHARE")
+	w.note("s3/share-b", b.one("SELECT txid_current()"))
+	c.exec("BEGIN")
+	c.exec("SELECT * FROM t WHERE id = 9 FOR KEY SHARE")
+	w.note("s3/keyshare-c", c.one("SELECT txid_current()"))
+	d.exec("BEGIN")
+	w.note("s3/update-d", d.one("UPDATE t SET v = v + 100 WHERE id = 9 RETURNING txid_current()"))
+	a.exec("COMMIT")
+	b.exec("COMMIT")
+	c.exec("COMMIT")
+	d.exec("COMMIT")
+	c.exec("BEGIN")
+	c.exec("SELECT * FROM t WHERE id = 10 FOR KEY SHARE")
+	w.note("s3/keyshare-e", c.one("SELECT txid_current()"))
+	d.exec("BEGIN")
+	w.note("s3/update-f-abort", d.one("UPDATE t SET v = v + 100 WHERE id = 10 RETURNING txid_current()"))
+	d.exec("ROLLBACK")
+	c.exec("COMMIT")
+	e.exec("BEGIN")
+	e.exec("SELECT * FROM t WHERE id = 11 FOR KEY SHARE")
+	w.note("s3/keyshare-g-open", e.one("SELECT txid_current()"))
+	d.exec("BEGIN")
+	w.note("s3/update-h-open", d.one("UPDATE t SET v = v + 100 WHERE id = 11 RETURNING txid_current()"))
+	c.exec("COMMIT PREPARED 'pc'")
+	long.exec("ROLLBACK")
+	w.restorePoint(p, "rp3")
+
+	// Step 4: the open lockers end; a last commit.
+	d.exec("COMMIT")
+	e.exec("COMMIT")
+	w.xactWithRow(a, "s4/commit", "COMMIT")
+	w.restorePoint(p, "rp4")
+
+	seg := p.query(t, "SELECT pg_walfile_name(pg_current_wal_lsn())")[0]
+	p.query(t, "SELECT pg_switch_wal()")
+	p.waitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
+}
+
+// answers is what one restored server said at one target.
+type answers struct {
+	paused, promoted map[uint32]string // pg_xact_status (or 'future'/'null') by xid
+	tuples           map[string][]tupleRow
+	visible          map[string]map[string]bool // table -> ctid -> visible
+	multis           map[uint32]string          // multixact -> "xid:mode,..." (promoted)
+	multisPaused     map[uint32]string
+}
+
+type tupleRow struct {
+	ctid string
+	h    xactstate.TupleHeader
+}
+
+func xidArray(xs []recorded) string {
+	var b strings.Builder
+	b.WriteString("ARRAY[")
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "'%d'", x.xid)
+	}
+	b.WriteString("]::xid8[]")
+	return b.String()
+}
+
+func statuses(t *testing.T, s *server, xs []recorded) map[uint32]string {
+	out := map[uint32]string{}
+	for _, l := range s.query(t, "SELECT x, xs(x) FROM unnest("+xidArray(xs)+") x") {
+		f := strings.Split(l, "|")
+		x, _ := strconv.ParseUint(f[0], 10, 32)
+		out[uint32(x)] = f[1]
+	}
+	return out
+}
+
+func multiAnswers(t *testing.T, s *server, tuples map[string][]tupleRow) map[uint32]string {
+	out := map[uint32]string{}
+	for _, rows := range tuples {
+		for _, r := range rows {
+			if r.h.Infomask&0x1000 != 0 {
+				out[uint32(r.h.Xmax)] = ""
+			}
+		}
+	}
+	for m := range out {
+		out[m] = strings.Join(s.query(t, fmt.Sprintf("SELECT mm('%d')", m)), "")
+	}
+	return out
+}
+
+// restore recovers the backup to a restore point, pauses there, asks, then
+// ends recovery and asks again.
+func restore(t *testing.T, bin, work, base, archive string, xs []recorded, target string) answers {
+	t.Helper()
+	r := &server{bin: bin, dir: filepath.Join(work, "r-"+target), sock: filepath.Join(work, "k-"+target), log: filepath.Join(work, "r-"+target+".log"), port: port()}
+	if out, err := runCmd("cp", "-a", base, r.dir); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	os.Remove(filepath.Join(r.dir, "postmaster.pid"))
+	os.MkdirAll(r.sock, 0o755)
+	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = ''\nunix_socket_directories = '%s'\narchive_mode = off\n"+
+		"restore_command = 'cp %s/%%f %%p'\nrecovery_target_name = '%s'\nrecovery_target_action = 'pause'\nhot_standby = on\n",
+		r.port, r.sock, archive, target)
+	f, err := os.OpenFile(filepath.Join(r.dir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(conf)
+	f.Close()
+	os.WriteFile(filepath.Join(r.dir, "recovery.signal"), nil, 0o600)
+	os.WriteFile(r.log, nil, 0o644)
+	chownPG(t, r.dir, r.sock, r.log)
+	r.start(t)
+	defer r.stop(t, "immediate")
+	r.waitFor(t, "SELECT pg_get_wal_replay_pause_state()", "paused")
+
+	a := answers{tuples: map[string][]tupleRow{}, visible: map[string]map[string]bool{}}
+	a.paused = statuses(t, r, xs)
+	for _, table := range []string{"t", "u"} {
+		for _, l := range r.query(t, fmt.Sprintf(`SELECT '('||b||','||lp||')', t_xmin, t_xmax, (t_field3::bigint + 4294967296) %% 4294967296, t_infomask2, t_infomask
+FROM generate_series(0, pg_relation_size('%s')/8192 - 1) b, heap_page_items(get_raw_page('%s', b::int))
+WHERE lp_flags = 1 AND t_xmin IS NOT NULL`, table, table)) {
+			f := strings.Split(l, "|")
+			num := func(i int) uint64 {
+				v, err := strconv.ParseUint(f[i], 10, 32)
+				if err != nil {
+					t.Fatalf("%q: %v", l, err)
+				}
+				return v
+			}
+			a.tuples[table] = append(a.tuples[table], tupleRow{f[0], xactstate.TupleHeader{
+				Xmin: xlog.XID(num(1)), Xmax: xlog.XID(num(2)), Xvac: xlog.XID(num(3)),
+				Infomask2: uint16(num(4)), Infomask: uint16(num(5)),
+			}})
+		}
+		a.visible[table] = map[string]bool{}
+		for _, l := range r.query(t, "SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT ctid FROM "+table) {
+			a.visible[table][l] = true
+		}
+	}
+	a.multisPaused = multiAnswers(t, r, a.tuples)
+	r.query(t, "SELECT pg_wal_replay_resume()")
+	r.waitFor(t, "SELECT pg_is_in_recovery()", "f")
+	a.promoted = statuses(t, r, xs)
+	a.multis = multiAnswers(t, r, a.tuples)
+	return a
+}
+
+func runCmd(name string, args ...string) ([]byte, error) {
+	return osexec.Command(name, args...).CombinedOutput()
+}
+
+// replay builds the state from the backup and the archive up to and
+// including the restore point named target.
+func replay(t *testing.T, base, archive string, target string) *xactstate.State {
+	t.Helper()
+	label, err := os.ReadFile(filepath.Join(base, "backup_label"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`START WAL LOCATION: ([0-9A-F]+/[0-9A-F]+)`).FindSubmatch(label)
+	if m == nil {
+		t.Fatalf("backup_label: no START WAL LOCATION:\n%s", label)
+	}
+	start, err := xlog.ParseLSN(string(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := xlog.OpenDir(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := xlog.NewReader(src, xlog.Options{Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	st, err := xactstate.New(xactstate.FS(os.DirFS(base)), rd.Version(), 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := decode.NewDecoder(8192)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF || xlog.IsEndOfWAL(err) {
+			t.Fatalf("restore point %s not found before %v", target, err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := dec.Decode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Add(d)
+		if name, _, ok := rmgr.RestorePoint(d); ok && name == target {
+			break
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatalf("replaying to %s: %v", target, err)
+	}
+	return st
+}
+
+// standbyAgrees says whether a paused standby's pg_xact_status answer
+// matches a Status before Finish.
+func standbyAgrees(answer string, s xactstate.Status) bool {
+	switch answer {
+	case "committed":
+		return s == xactstate.Committed
+	case "aborted":
+		return s == xactstate.Aborted
+	case "in progress":
+		return s == xactstate.InProgress || s == xactstate.Prepared
+	case "future": // not yet assigned as far as the WAL replayed says
+		return s == xactstate.InProgress
+	}
+	return false
+}
+
+// promotedAgrees: the same after recovery ended (Finish).
+func promotedAgrees(answer string, s xactstate.Status) bool {
+	switch answer {
+	case "committed":
+		return s == xactstate.Committed
+	case "aborted", "future":
+		return s == xactstate.Aborted
+	case "in progress":
+		return s == xactstate.Prepared
+	}
+	return false
+}
+
+func membersString(ms []xactstate.Member) string {
+	parts := make([]string, len(ms))
+	slices.SortFunc(ms, func(a, b xactstate.Member) int {
+		if a.XID != b.XID {
+			return int(int64(a.XID) - int64(b.XID))
+		}
+		return strings.Compare(a.Status.String(), b.Status.String())
+	})
+	for i, m := range ms {
+		parts[i] = fmt.Sprintf("%d:%s", m.XID, m.Status)
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestRecoveryOracle(t *testing.T) {
+	bin := needPG(t)
+	work, err := os.MkdirTemp("", "xactstate-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("WALSCOPE_XACTSTATE_KEEP") == "1" {
+		t.Logf("kept %s", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	os.Chmod(work, 0o755)
+	archive, data, base := filepath.Join(work, "archive"), filepath.Join(work, "primary"), filepath.Join(work, "base")
+	p := &server{bin: bin, dir: data, sock: filepath.Join(work, "sock"), log: filepath.Join(work, "primary.log"), port: port()}
+	for _, d := range []string{archive, p.sock} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(p.log, nil, 0o644)
+	chownPG(t, archive, p.sock, p.log)
+	// base must not exist yet; its parent is writable by postgres
+	chownPG(t, work)
+	if out, err := asPostgres(fmt.Sprintf("%s -D %s -U postgres -A trust --no-sync >/dev/null", filepath.Join(bin, "initdb"), shq(data))).CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = ''\nunix_socket_directories = '%s'\nwal_level = replica\n"+
+		"archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nmax_prepared_transactions = 10\nautovacuum = off\nfsync = off\nmax_wal_senders = 4\n",
+		p.port, p.sock, archive)
+	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(conf)
+	f.Close()
+	p.start(t)
+	w := &workload{t: t}
+	w.run(p, base)
+	p.stop(t, "fast")
+
+	type tally struct{ compared, agreed int }
+	var xp, xf, vis, mul, mulPaused tally
+	for _, target := range w.steps {
+		ans := restore(t, bin, work, base, archive, w.xids, target)
+		st := replay(t, base, archive, target)
+
+		for _, x := range w.xids {
+			got := st.Status(xlog.XID(x.xid))
+			xp.compared++
+			if standbyAgrees(ans.paused[x.xid], got) {
+				xp.agreed++
+			} else {
+				t.Errorf("%s: %s (xid %d): paused standby says %q, Status %v", target, x.name, x.xid, ans.paused[x.xid], got)
+			}
+		}
+		tables := make([]string, 0, len(ans.tuples))
+		for table := range ans.tuples {
+			tables = append(tables, table)
+		}
+		sort.Strings(tables)
+		for _, table := range tables {
+			for _, r := range ans.tuples[table] {
+				vis.compared++
+				got := st.TupleVisible(r.h)
+				if got == ans.visible[table][r.ctid] {
+					vis.agreed++
+				} else {
+					t.Errorf("%s: %s %s %+v: standby sees it: %v, TupleVisible %v", target, table, r.ctid, r.h, ans.visible[table][r.ctid], got)
+				}
+			}
+		}
+		for m, want := range ans.multisPaused {
+			if strings.HasPrefix(want, "error") {
+				continue // not readable on a standby
+			}
+			mulPaused.compared++
+			ms, err := st.MultiMembers(xactstate.MultiXactID(m))
+			if err == nil && membersString(ms) == want {
+				mulPaused.agreed++
+			} else {
+				t.Errorf("%s: paused: multixact %d: members %q, MultiMembers %q (%v)", target, m, want, membersString(ms), err)
+			}
+		}
+
+		dist := map[string]int{}
+		for _, x := range w.xids {
+			dist["paused "+ans.paused[x.xid]]++
+			dist["ended "+ans.promoted[x.xid]]++
+		}
+		t.Logf("%s: answers %v; multixacts on the pages %v (paused: %v)", target, dist, ans.multis, ans.multisPaused)
+
+		st.Finish()
+		for _, x := range w.xids {
+			got := st.Status(xlog.XID(x.xid))
+			xf.compared++
+			if promotedAgrees(ans.promoted[x.xid], got) {
+				xf.agreed++
+			} else {
+				t.Errorf("%s: %s (xid %d): promoted server says %q, Status after Finish %v", target, x.name, x.xid, ans.promoted[x.xid], got)
+			}
+		}
+		for m, want := range ans.multis {
+			mul.compared++
+			ms, err := st.MultiMembers(xactstate.MultiXactID(m))
+			switch {
+			case strings.HasPrefix(want, "error"):
+				if errors.Is(err, xactstate.ErrNoMulti) {
+					mul.agreed++
+				} else {
+					t.Errorf("%s: multixact %d: server: %s, MultiMembers %q (%v)", target, m, want, membersString(ms), err)
+				}
+			case err == nil && membersString(ms) == want:
+				mul.agreed++
+			default:
+				t.Errorf("%s: multixact %d: members %q, MultiMembers %q (%v)", target, m, want, membersString(ms), err)
+			}
+		}
+		if err := st.Err(); err != nil {
+			t.Errorf("%s: %v", target, err)
+		}
+	}
+	t.Logf("PostgreSQL 15, %d targets, %d recorded xids: statuses at the paused standby %d/%d agree, after recovery ended %d/%d; tuples' visibility %d/%d; multixact members after recovery %d/%d, on the paused standby %d/%d",
+		len(w.steps), len(w.xids), xp.agreed, xp.compared, xf.agreed, xf.compared, vis.agreed, vis.compared, mul.agreed, mul.compared, mulPaused.agreed, mulPaused.compared)
+	if xp.compared == 0 || vis.compared == 0 || mul.compared == 0 {
+		t.Errorf("nothing compared: statuses %d, tuples %d, multixacts %d", xp.compared, vis.compared, mul.compared)
+	}
+}
