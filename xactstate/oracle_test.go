@@ -50,6 +50,11 @@ type workload struct {
 	t     *testing.T
 	xids  []recorded
 	steps []string // restore point names, in order
+	// preparedAtBackup: pg_prepared_xacts just before pg_basebackup.
+	preparedAtBackup []xlog.XID
+	// commitTime: pg_xact_commit_timestamp of the committed recorded xids,
+	// Unix microseconds, read at the end.
+	commitTime map[uint32]int64
 }
 
 func (w *workload) note(name, xid string) {
@@ -132,6 +137,10 @@ EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`)
 	long.exec("BEGIN")
 	w.note("pre/long", long.one("INSERT INTO u VALUES (5, 0) RETURNING xmin")) // open during the backup
 
+	for _, l := range p.query(t, "SELECT transaction FROM pg_prepared_xacts ORDER BY transaction::text::bigint") {
+		x, _ := strconv.ParseUint(l, 10, 32)
+		w.preparedAtBackup = append(w.preparedAtBackup, xlog.XID(x))
+	}
 	out, err := asPostgres(fmt.Sprintf("%s -h %s -p %d -U postgres -D %s -Fp -X none -c fast",
 		filepath.Join(p.bin, "pg_basebackup"), shq(p.sock), p.port, shq(base))).CombinedOutput()
 	if err != nil {
@@ -241,6 +250,14 @@ EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`)
 	w.xactWithRow(a, "s4/commit", "COMMIT")
 	w.restorePoint(p, "rp4")
 
+	// Commit timestamps (track_commit_timestamp), in Unix microseconds.
+	w.commitTime = map[uint32]int64{}
+	for _, l := range p.query(t, "SELECT x, (extract(epoch FROM pg_xact_commit_timestamp(x::text::xid)) * 1000000)::bigint FROM unnest("+xidArray(w.xids)+") x WHERE pg_xact_commit_timestamp(x::text::xid) IS NOT NULL") {
+		f := strings.Split(l, "|")
+		x, _ := strconv.ParseUint(f[0], 10, 32)
+		us, _ := strconv.ParseInt(f[1], 10, 64)
+		w.commitTime[uint32(x)] = us
+	}
 	seg := p.query(t, "SELECT pg_walfile_name(pg_current_wal_lsn())")[0]
 	p.query(t, "SELECT pg_switch_wal()")
 	p.waitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
@@ -360,9 +377,81 @@ func runCmd(name string, args ...string) ([]byte, error) {
 	return osexec.Command(name, args...).CombinedOutput()
 }
 
-// replay builds the state from the backup and the archive up to and
-// including the restore point named target.
-func replay(t *testing.T, base, archive string, target string) *xactstate.State {
+// walFacts is what pg_waldump says of the WAL from the backup's start:
+// where each transaction committed, which parent each subtransaction was
+// given (ASSIGNMENT, and the subxacts of COMMIT, ABORT and their PREPARED
+// forms), and where each restore point is.
+type walFacts struct {
+	commitLSN     map[uint32]xlog.LSN
+	parent        map[uint32]xlog.XID
+	parentLSN     map[uint32]xlog.LSN
+	restorePoints map[string]xlog.LSN
+}
+
+var waldumpLine = regexp.MustCompile(`^rmgr: (\S+)\s+len \(rec/tot\):\s+\d+/\s*\d+, tx:\s+(\d+), lsn: ([0-9A-F]+/[0-9A-F]+), prev [0-9A-F]+/[0-9A-F]+, desc: (\S+) ?(.*)$`)
+
+func waldump(t *testing.T, bin, archive string, start xlog.LSN) walFacts {
+	t.Helper()
+	out, _ := runCmd(filepath.Join(bin, "pg_waldump"), "-p", archive, "-s", start.String())
+	f := walFacts{commitLSN: map[uint32]xlog.LSN{}, parent: map[uint32]xlog.XID{}, parentLSN: map[uint32]xlog.LSN{}, restorePoints: map[string]xlog.LSN{}}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		m := waldumpLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		n++
+		lsn, err := xlog.ParseLSN(m[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, _ := strconv.ParseUint(m[2], 10, 32)
+		desc := m[5]
+		subs := func(top xlog.XID) {
+			if i := strings.Index(desc, "subxacts: "); i >= 0 {
+				rest := desc[i+len("subxacts: "):]
+				if j := strings.Index(rest, ";"); j >= 0 {
+					rest = rest[:j]
+				}
+				for _, x := range strings.Fields(rest) {
+					v, _ := strconv.ParseUint(x, 10, 32)
+					if _, ok := f.parent[uint32(v)]; !ok {
+						f.parent[uint32(v)], f.parentLSN[uint32(v)] = top, lsn
+					}
+					if m[4] == "COMMIT" || m[4] == "COMMIT_PREPARED" {
+						f.commitLSN[uint32(v)] = lsn
+					}
+				}
+			}
+		}
+		switch {
+		case m[1] == "XLOG" && m[4] == "RESTORE_POINT":
+			f.restorePoints[desc] = lsn
+		case m[1] != "Transaction":
+		case m[4] == "COMMIT" || m[4] == "ABORT":
+			if m[4] == "COMMIT" {
+				f.commitLSN[uint32(tx)] = lsn
+			}
+			subs(xlog.XID(tx))
+		case m[4] == "COMMIT_PREPARED" || m[4] == "ABORT_PREPARED":
+			x, _ := strconv.ParseUint(desc[:strings.Index(desc, ":")], 10, 32)
+			if m[4] == "COMMIT_PREPARED" {
+				f.commitLSN[uint32(x)] = lsn
+			}
+			subs(xlog.XID(x))
+		case m[4] == "ASSIGNMENT":
+			// "xtop N: subxacts: a b c"
+			x, _ := strconv.ParseUint(strings.TrimSuffix(strings.Fields(desc)[1], ":"), 10, 32)
+			subs(xlog.XID(x))
+		}
+	}
+	if n == 0 || len(f.restorePoints) == 0 {
+		t.Fatalf("pg_waldump printed no records:\n%s", out)
+	}
+	return f
+}
+
+func backupStart(t *testing.T, base string) xlog.LSN {
 	t.Helper()
 	label, err := os.ReadFile(filepath.Join(base, "backup_label"))
 	if err != nil {
@@ -376,6 +465,14 @@ func replay(t *testing.T, base, archive string, target string) *xactstate.State 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return start
+}
+
+// replay builds the state from the backup and the archive up to and
+// including the restore point named target.
+func replay(t *testing.T, base, archive string, target string) *xactstate.State {
+	t.Helper()
+	start := backupStart(t, base)
 	src, err := xlog.OpenDir(archive)
 	if err != nil {
 		t.Fatal(err)
@@ -481,7 +578,7 @@ func TestRecoveryOracle(t *testing.T) {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = ''\nunix_socket_directories = '%s'\nwal_level = replica\n"+
-		"archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nmax_prepared_transactions = 10\nautovacuum = off\nfsync = off\nmax_wal_senders = 4\n",
+		"archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nmax_prepared_transactions = 10\ntrack_commit_timestamp = on\nautovacuum = off\nfsync = off\nmax_wal_senders = 4\n",
 		p.port, p.sock, archive)
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -495,10 +592,57 @@ func TestRecoveryOracle(t *testing.T) {
 	p.stop(t, "fast")
 
 	type tally struct{ compared, agreed int }
-	var xp, xf, vis, mul, mulPaused tally
+	var xp, xf, vis, mul, mulPaused, par, clsn, ctime tally
+
+	// The prepared transactions of pg_twophase, before any record.
+	st0, err := xactstate.New(xactstate.FS(os.DirFS(base)), xlog.V15, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st0.PreparedXIDs(); !slices.Equal(got, w.preparedAtBackup) || len(got) == 0 {
+		t.Errorf("prepared in the backup's pg_twophase: %v; pg_prepared_xacts before the backup: %v", got, w.preparedAtBackup)
+	}
+	facts := waldump(t, bin, archive, backupStart(t, base))
+
 	for _, target := range w.steps {
 		ans := restore(t, bin, work, base, archive, w.xids, target)
 		st := replay(t, base, archive, target)
+		stop, ok := facts.restorePoints[target]
+		if !ok {
+			t.Fatalf("pg_waldump shows no restore point %s", target)
+		}
+		for _, x := range w.xids {
+			xid := xlog.XID(x.xid)
+			// Parents: those pg_waldump shows before the target.
+			if top, ok := facts.parent[x.xid]; ok && facts.parentLSN[x.xid] < stop {
+				par.compared++
+				if got := st.Parent(xid); got == top {
+					par.agreed++
+				} else {
+					t.Errorf("%s: %s (xid %d): Parent %d, pg_waldump %d", target, x.name, x.xid, got, top)
+				}
+			}
+			// Commit LSNs: those pg_waldump shows before the target.
+			want, committed := facts.commitLSN[x.xid]
+			committed = committed && want < stop
+			got, ok := st.CommitLSN(xid)
+			clsn.compared++
+			if ok == committed && (!ok || got == want) {
+				clsn.agreed++
+			} else {
+				t.Errorf("%s: %s (xid %d): CommitLSN %v %v, pg_waldump %v %v", target, x.name, x.xid, got, ok, want, committed)
+			}
+			// Commit times: the server's commit timestamp, for those
+			// committed by a record replayed.
+			if us, ok := w.commitTime[x.xid]; ok && committed {
+				ctime.compared++
+				if got, ok := st.CommitTime(xid); ok && got.UnixMicro() == us {
+					ctime.agreed++
+				} else {
+					t.Errorf("%s: %s (xid %d): CommitTime %v %v, pg_xact_commit_timestamp %d us", target, x.name, x.xid, got, ok, us)
+				}
+			}
+		}
 
 		for _, x := range w.xids {
 			got := st.Status(xlog.XID(x.xid))
@@ -575,9 +719,10 @@ func TestRecoveryOracle(t *testing.T) {
 			t.Errorf("%s: %v", target, err)
 		}
 	}
-	t.Logf("PostgreSQL 15, %d targets, %d recorded xids: statuses at the paused standby %d/%d agree, after recovery ended %d/%d; tuples' visibility %d/%d; multixact members after recovery %d/%d, on the paused standby %d/%d",
-		len(w.steps), len(w.xids), xp.agreed, xp.compared, xf.agreed, xf.compared, vis.agreed, vis.compared, mul.agreed, mul.compared, mulPaused.agreed, mulPaused.compared)
-	if xp.compared == 0 || vis.compared == 0 || mul.compared == 0 {
-		t.Errorf("nothing compared: statuses %d, tuples %d, multixacts %d", xp.compared, vis.compared, mul.compared)
+	t.Logf("PostgreSQL 15, %d targets, %d recorded xids: statuses at the paused standby %d/%d agree, after recovery ended %d/%d; tuples' visibility %d/%d; multixact members after recovery %d/%d, on the paused standby %d/%d; parents (pg_waldump) %d/%d; commit LSNs (pg_waldump) %d/%d; commit times (pg_xact_commit_timestamp) %d/%d",
+		len(w.steps), len(w.xids), xp.agreed, xp.compared, xf.agreed, xf.compared, vis.agreed, vis.compared, mul.agreed, mul.compared, mulPaused.agreed, mulPaused.compared,
+		par.agreed, par.compared, clsn.agreed, clsn.compared, ctime.agreed, ctime.compared)
+	if xp.compared == 0 || vis.compared == 0 || mul.compared == 0 || par.compared == 0 || ctime.compared == 0 {
+		t.Errorf("nothing compared: statuses %d, tuples %d, multixacts %d, parents %d, commit times %d", xp.compared, vis.compared, mul.compared, par.compared, ctime.compared)
 	}
 }
