@@ -54,6 +54,9 @@ func AssembleChunks(dst []byte, valueID uint32, size, maxChunk int, chunks []Chu
 			if c.Seq >= 0 && int(c.Seq) >= total {
 				return dst[:n0], fmt.Errorf("toast value %d: unexpected chunk number %d (out of range 0..%d): %w", valueID, c.Seq, total-1, ErrCorrupt)
 			}
+			if c.Seq < 0 {
+				return dst[:n0], fmt.Errorf("toast value %d: unexpected chunk number %d (expected %d): %w", valueID, c.Seq, i, ErrCorrupt)
+			}
 			if c.Seq < int32(i) {
 				return dst[:n0], fmt.Errorf("toast value %d: chunk number %d twice: %w", valueID, c.Seq, ErrCorrupt)
 			}
