@@ -112,14 +112,7 @@ func TestRedoAgainstImages(t *testing.T) {
 // heapRelations finds the relations whose blocks only Heap, Heap2 and XLOG
 // records touch (the others are indexes, sequences and the like).
 func heapRelations(t *testing.T, archive string, tli uint32, size int) map[decode.RelFileLocator]bool {
-	src, err := xlog.OpenDir(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := xlog.NewReader(src, xlog.Options{Timeline: xlog.TimeLineID(tli)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openTimeline(t, archive, tli)
 	defer r.Close()
 	dec := decode.NewDecoder(size)
 	heapRels := map[decode.RelFileLocator]bool{}
@@ -152,14 +145,7 @@ func heapRelations(t *testing.T, archive string, tli uint32, size int) map[decod
 func oracleTimeline(t *testing.T, dir string, tli uint32, size int, st *oracleStats) {
 	archive := filepath.Join(dir, "archive")
 	heapRels := heapRelations(t, archive, tli, size)
-	src, err := xlog.OpenDir(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := xlog.NewReader(src, xlog.Options{Timeline: xlog.TimeLineID(tli)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openTimeline(t, archive, tli)
 	defer r.Close()
 	dec := decode.NewDecoder(size)
 	blocks := map[blockKey]*tracked{}
@@ -418,4 +404,17 @@ func counts(m map[string]int) string {
 	}
 	sort.Strings(s)
 	return strings.Join(s, ", ")
+}
+
+// openTimeline opens a reader of one timeline of the segments in archive.
+func openTimeline(t *testing.T, archive string, tli uint32) *xlog.Reader {
+	src, err := xlog.OpenDir(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := xlog.NewReader(src, xlog.Options{Timeline: xlog.TimeLineID(tli)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

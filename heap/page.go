@@ -1,6 +1,10 @@
 package heap
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/walscope/walscope/rmgr"
+)
 
 // The layouts below are the same in PostgreSQL 10 to 18 (checked in the
 // 13.16, 15.18 and 18.6 headers; 10, 11, 12, 14, 16 and 17 did not change
@@ -65,28 +69,29 @@ const (
 	tupHoff      = 22
 
 	// SizeofHeapTupleHeader is offsetof(HeapTupleHeaderData, t_bits).
-	SizeofHeapTupleHeader = 23
+	SizeofHeapTupleHeader = rmgr.SizeofHeapTupleHeader // 23
 )
 
-// t_infomask bits (htup_details.h).
+// t_infomask bits (htup_details.h); those rmgr already names (for the
+// tuples WAL carries) are its constants.
 const (
-	HeapHasNull        = 0x0001 // HEAP_HASNULL
-	HeapHasVarWidth    = 0x0002 // HEAP_HASVARWIDTH
-	HeapHasExternal    = 0x0004 // HEAP_HASEXTERNAL
-	HeapHasOIDOld      = 0x0008 // HEAP_HASOID_OLD (HEAP_HASOID in 10 and 11)
-	HeapXmaxKeyshrLock = 0x0010 // HEAP_XMAX_KEYSHR_LOCK
-	HeapComboCID       = 0x0020 // HEAP_COMBOCID
-	HeapXmaxExclLock   = 0x0040 // HEAP_XMAX_EXCL_LOCK
-	HeapXmaxLockOnly   = 0x0080 // HEAP_XMAX_LOCK_ONLY
-	HeapXminCommitted  = 0x0100 // HEAP_XMIN_COMMITTED
-	HeapXminInvalid    = 0x0200 // HEAP_XMIN_INVALID
+	HeapHasNull        = rmgr.HeapHasNull       // HEAP_HASNULL 0x0001
+	HeapHasVarWidth    = rmgr.HeapHasVarWidth   // HEAP_HASVARWIDTH 0x0002
+	HeapHasExternal    = rmgr.HeapHasExternal   // HEAP_HASEXTERNAL 0x0004
+	HeapHasOIDOld      = rmgr.HeapHasOIDOld     // HEAP_HASOID_OLD 0x0008 (HEAP_HASOID in 10 and 11)
+	HeapXmaxKeyshrLock = 0x0010                 // HEAP_XMAX_KEYSHR_LOCK
+	HeapComboCID       = 0x0020                 // HEAP_COMBOCID
+	HeapXmaxExclLock   = 0x0040                 // HEAP_XMAX_EXCL_LOCK
+	HeapXmaxLockOnly   = rmgr.HeapXmaxLockOnly  // HEAP_XMAX_LOCK_ONLY 0x0080
+	HeapXminCommitted  = rmgr.HeapXminCommitted // HEAP_XMIN_COMMITTED 0x0100
+	HeapXminInvalid    = rmgr.HeapXminInvalid   // HEAP_XMIN_INVALID 0x0200
 	HeapXminFrozen     = HeapXminCommitted | HeapXminInvalid
-	HeapXmaxCommitted  = 0x0400 // HEAP_XMAX_COMMITTED
-	HeapXmaxInvalid    = 0x0800 // HEAP_XMAX_INVALID
-	HeapXmaxIsMulti    = 0x1000 // HEAP_XMAX_IS_MULTI
-	HeapUpdated        = 0x2000 // HEAP_UPDATED
-	HeapMovedOff       = 0x4000 // HEAP_MOVED_OFF
-	HeapMovedIn        = 0x8000 // HEAP_MOVED_IN
+	HeapXmaxCommitted  = rmgr.HeapXmaxCommitted // HEAP_XMAX_COMMITTED 0x0400
+	HeapXmaxInvalid    = rmgr.HeapXmaxInvalid   // HEAP_XMAX_INVALID 0x0800
+	HeapXmaxIsMulti    = rmgr.HeapXmaxIsMulti   // HEAP_XMAX_IS_MULTI 0x1000
+	HeapUpdated        = 0x2000                 // HEAP_UPDATED
+	HeapMovedOff       = 0x4000                 // HEAP_MOVED_OFF
+	HeapMovedIn        = 0x8000                 // HEAP_MOVED_IN
 	HeapMoved          = HeapMovedOff | HeapMovedIn
 	HeapXactMask       = 0xFFF0 // HEAP_XACT_MASK: visibility-related bits
 
@@ -97,10 +102,10 @@ const (
 
 // t_infomask2 bits (htup_details.h).
 const (
-	HeapNattsMask   = 0x07FF // HEAP_NATTS_MASK
-	HeapKeysUpdated = 0x2000 // HEAP_KEYS_UPDATED
-	HeapHotUpdated  = 0x4000 // HEAP_HOT_UPDATED
-	HeapOnlyTuple   = 0x8000 // HEAP_ONLY_TUPLE
+	HeapNattsMask   = rmgr.HeapNattsMask // HEAP_NATTS_MASK 0x07FF
+	HeapKeysUpdated = 0x2000             // HEAP_KEYS_UPDATED
+	HeapHotUpdated  = 0x4000             // HEAP_HOT_UPDATED
+	HeapOnlyTuple   = 0x8000             // HEAP_ONLY_TUPLE
 )
 
 // Special item pointer values (itemptr.h) and transaction ids (transam.h).

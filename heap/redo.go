@@ -438,20 +438,29 @@ func (p page) setCmaxFirst(t int) {
 	p.put16(t+tupInfomask, p.u16(t+tupInfomask)&^HeapComboCID)
 }
 
+// targetTuple is the start of the redos that change one tuple in place:
+// main data of at least size bytes whose OffsetNumber at offAt names the
+// tuple; when the page needs redo (Applied), the tuple's offset and length.
+func (r *redoer) targetTuple(size, offAt int) (offnum, t, n int, a Outcome, err error) {
+	if err = r.mainData(size); err != nil {
+		return
+	}
+	offnum = int(le16(r.rec.MainData, offAt))
+	if a = r.action(); a != Applied {
+		return
+	}
+	t, n, err = r.item(offnum)
+	return
+}
+
 // delete is heap_xlog_delete.
 func (r *redoer) delete() (Outcome, error) {
-	if err := r.mainData(sizeOfHeapDelete); err != nil {
-		return 0, err
+	offnum, t, _, a, err := r.targetTuple(sizeOfHeapDelete, 4)
+	if err != nil || a != Applied {
+		return a, err
 	}
 	md := r.rec.MainData
-	xmax, offnum, infobits, flags := le32(md, 0), int(le16(md, 4)), md[6], md[7]
-	if a := r.action(); a != Applied {
-		return a, nil
-	}
-	t, _, err := r.item(offnum)
-	if err != nil {
-		return 0, err
-	}
+	xmax, infobits, flags := le32(md, 0), md[6], md[7]
 	p := r.p
 	p.markXmax(t, infobits, -1)
 	if flags&xlhDeleteIsSuper == 0 {
@@ -714,16 +723,9 @@ func (r *redoer) update(hot bool) (Outcome, error) {
 
 // confirm is heap_xlog_confirm.
 func (r *redoer) confirm() (Outcome, error) {
-	if err := r.mainData(sizeOfHeapConfirm); err != nil {
-		return 0, err
-	}
-	offnum := int(le16(r.rec.MainData, 0))
-	if a := r.action(); a != Applied {
-		return a, nil
-	}
-	t, _, err := r.item(offnum)
-	if err != nil {
-		return 0, err
+	offnum, t, _, a, err := r.targetTuple(sizeOfHeapConfirm, 0)
+	if err != nil || a != Applied {
+		return a, err
 	}
 	r.p.setCtid(t, r.b.Block, uint16(offnum))
 	return r.done()
@@ -731,18 +733,12 @@ func (r *redoer) confirm() (Outcome, error) {
 
 // lock is heap_xlog_lock, or heap_xlog_lock_updated when updated.
 func (r *redoer) lock(updated bool) (Outcome, error) {
-	if err := r.mainData(sizeOfHeapLock); err != nil {
-		return 0, err
+	offnum, t, _, a, err := r.targetTuple(sizeOfHeapLock, 4)
+	if err != nil || a != Applied {
+		return a, err
 	}
 	md := r.rec.MainData
-	xmax, offnum, infobits := le32(md, 0), int(le16(md, 4)), md[6]
-	if a := r.action(); a != Applied {
-		return a, nil
-	}
-	t, _, err := r.item(offnum)
-	if err != nil {
-		return 0, err
-	}
+	xmax, infobits := le32(md, 0), md[6]
 	p := r.p
 	p.markXmax(t, infobits, 0)
 	if !updated {
@@ -764,16 +760,9 @@ func (r *redoer) lock(updated bool) (Outcome, error) {
 // inplace is heap_xlog_inplace: the tuple's data after t_hoff replaced by
 // block 0's data, of the same length.
 func (r *redoer) inplace() (Outcome, error) {
-	if err := r.mainData(sizeOfHeapInplace); err != nil {
-		return 0, err
-	}
-	offnum := int(le16(r.rec.MainData, 0))
-	if a := r.action(); a != Applied {
-		return a, nil
-	}
-	t, n, err := r.item(offnum)
-	if err != nil {
-		return 0, err
+	_, t, n, a, err := r.targetTuple(sizeOfHeapInplace, 0)
+	if err != nil || a != Applied {
+		return a, err
 	}
 	hoff := int(r.p[t+tupHoff])
 	if hoff > n || n-hoff != len(r.b.Data) {
