@@ -70,6 +70,10 @@ func setupSQL(major int, spcDir string, lz4 bool) []string {
 		`ALTER TABLE t ADD COLUMN added int8 DEFAULT 42, ADD COLUMN added_t text DEFAULT 'hello'`,
 		`INSERT INTO t (id, tx, added, added_t) VALUES (100, 'after', 7, NULL)`,
 		`UPDATE t SET tx = 'updated' WHERE id = 2`,
+		// new relfilenodes for a local and a shared mapped catalog: RELMAP
+		// UPDATE records, and maps whose entries differ from initdb's
+		`VACUUM FULL pg_class`,
+		`VACUUM FULL pg_database`,
 		`CHECKPOINT`,
 	)
 	return q
@@ -124,6 +128,8 @@ func checkVersion(t *testing.T, major int) {
 	total += compareCatalog(t, s, cat, "pg_tablespace", tablespaceSpecs, dec.Tablespace)
 	t.Logf("PostgreSQL %d: %d catalog rows equal the server's", major, total)
 
+	checkRelMapRecords(t, s, cat)
+	checkControlData(t, s)
 	checkLocators(t, s, cat)
 	checkResolve(t, s, cat)
 	checkUserTable(t, s, cat, "t", lz4)
@@ -765,4 +771,81 @@ func byteaHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// checkRelMapRecords reads the cluster's WAL and checks that the last
+// RELMAP UPDATE record of the shared map and of the database's map hold
+// what the map files hold.
+func checkRelMapRecords(t *testing.T, s *server, cat *catalog.Catalog) {
+	src, err := xlog.OpenDir(s.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := xlog.NewReader(src, xlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dec := decode.NewDecoder(blcksz)
+	last := map[uint32]catalog.RelMapUpdate{}
+	records := 0
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break // the end of the WAL written so far
+		}
+		if rec.Header.Rmid != xlog.RmgrRelMap {
+			continue
+		}
+		d, err := dec.Decode(rec)
+		if err != nil {
+			t.Fatalf("%v: %v", rec.LSN, err)
+		}
+		u, err := catalog.ParseRelMapUpdate(d.MainData)
+		if err != nil {
+			t.Fatalf("RELMAP UPDATE at %v: %v", rec.LSN, err)
+		}
+		last[u.DBID] = u
+		records++
+	}
+	for db, file := range map[uint32]*catalog.RelMap{0: cat.SharedMap, cat.DatabaseOID: cat.LocalMap} {
+		u, ok := last[db]
+		if !ok {
+			t.Errorf("PostgreSQL %d: no RELMAP UPDATE of database %d in the WAL", s.major, db)
+			continue
+		}
+		if !slices.Equal(u.Map.Mappings, file.Mappings) || u.Map.CRC != file.CRC {
+			t.Errorf("PostgreSQL %d: the last RELMAP UPDATE of database %d differs from its map file", s.major, db)
+		}
+		wantTS := uint32(catalog.DefaultTableSpaceOID)
+		if db == 0 {
+			wantTS = catalog.GlobalTableSpaceOID
+		}
+		if u.TSID != wantTS {
+			t.Errorf("PostgreSQL %d: RELMAP UPDATE of database %d in tablespace %d", s.major, db, u.TSID)
+		}
+	}
+	t.Logf("PostgreSQL %d: %d RELMAP UPDATE records, the last of each map equal to its file", s.major, records)
+}
+
+// checkControlData compares tuple.MaxChunkSize with pg_controldata's
+// "Maximum size of a TOAST chunk", where the build has pg_controldata.
+func checkControlData(t *testing.T, s *server) {
+	bin := filepath.Join(s.bin, "pg_controldata")
+	if _, err := os.Stat(bin); err != nil {
+		return
+	}
+	out, err := s.run(shq(bin) + " -D " + shq(s.data))
+	if err != nil {
+		t.Fatalf("pg_controldata: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "Maximum size of a TOAST chunk:"); ok {
+			if got := tuple.MaxChunkSize(blcksz); strings.TrimSpace(v) != i(int64(got)) {
+				t.Errorf("pg_controldata: TOAST chunk %s, MaxChunkSize %d", strings.TrimSpace(v), got)
+			}
+			return
+		}
+	}
+	t.Errorf("pg_controldata printed no TOAST chunk size")
 }
