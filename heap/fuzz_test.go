@@ -46,8 +46,9 @@ func fuzzPage(tb testing.TB) []byte {
 			info = 0x80
 		}
 		rec := fuzzRecord(5, xlog.RmgrHeap, info, 0, 0, main, data, nil, false)
-		rec.Record.LSN += xlog.LSN(i * 0x200)
-		rec.Record.EndLSN += xlog.LSN(i * 0x200)
+		// Before the records built by fuzzRecord (0x1000000).
+		rec.Record.LSN = xlog.LSN(0x100000 + i*0x200)
+		rec.Record.EndLSN = rec.Record.LSN + 0x100
 		if _, err := heap.Redo(rec, 0, pg, decode.NewDecoder(8192)); err != nil {
 			tb.Fatal(err)
 		}
