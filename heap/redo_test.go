@@ -26,7 +26,7 @@ func TestRedoOutcomesAndErrors(t *testing.T) {
 		reason  string
 	}{
 		{name: "page already past the record", rec: fuzzRecord(5, xlog.RmgrHeap, 0x10, 0, 0, del(1), nil, nil, false),
-			page: func() []byte { p := fuzzPage(t); p[0] = 1; return p // pd_lsn 1/100300 }, want: heap.Skipped},
+			page: func() []byte { p := fuzzPage(t); p[0] = 1; return p /* pd_lsn 1/100300 */ }, want: heap.Skipped},
 		{name: "new page, record does not initialize it", rec: fuzzRecord(5, xlog.RmgrHeap, 0x10, 0, 0, del(1), nil, nil, false),
 			page: func() []byte { return make([]byte, 8192) }, want: heap.NotFound},
 		{name: "delete of a line pointer the page lacks", rec: fuzzRecord(5, xlog.RmgrHeap, 0x10, 0, 0, del(99), nil, nil, false),
