@@ -224,18 +224,15 @@ func deform(dst []Value, buf []byte, start int, bits []byte, natts int, desc []A
 			dst = append(dst, Value{Form: Null, Offset: -1, Dropped: a.Dropped})
 			continue
 		}
-		fail := func(format string, args ...any) ([]Value, error) {
-			return dst, &Error{Attnum: i + 1, Name: a.Name, Offset: off, Msg: fmt.Sprintf(format, args...), Err: ErrCorrupt}
-		}
 		align := a.alignment()
 		if align == 0 {
-			return fail("attalign %q is not c, s, i or d", a.Align)
+			return dst, corruptAt(i, a, off, "attalign %q is not c, s, i or d", a.Align)
 		}
 		switch {
 		case a.Len > 0:
 			off = alignUp(off, align)
 			if off+int(a.Len) > len(buf) {
-				return fail("%d-byte value runs past the tuple's %d bytes", a.Len, len(buf))
+				return dst, corruptAt(i, a, off, "%d-byte value runs past the tuple's %d bytes", a.Len, len(buf))
 			}
 			dst = append(dst, Value{Form: Fixed, Raw: buf[off : off+int(a.Len) : off+int(a.Len)], Offset: off, Dropped: a.Dropped})
 			off += int(a.Len)
@@ -254,16 +251,16 @@ func deform(dst []Value, buf []byte, start int, bits []byte, natts int, desc []A
 		case a.Len == -2:
 			off = alignUp(off, align)
 			if off > len(buf) {
-				return fail("cstring starts past the tuple's %d bytes", len(buf))
+				return dst, corruptAt(i, a, off, "cstring starts past the tuple's %d bytes", len(buf))
 			}
 			n := bytes.IndexByte(buf[off:], 0)
 			if n < 0 {
-				return fail("cstring without its terminating NUL")
+				return dst, corruptAt(i, a, off, "cstring without its terminating NUL")
 			}
 			dst = append(dst, Value{Form: CString, Raw: buf[off : off+n+1 : off+n+1], Offset: off, Dropped: a.Dropped})
 			off += n + 1
 		default:
-			return fail("attlen %d", a.Len)
+			return dst, corruptAt(i, a, off, "attlen %d", a.Len)
 		}
 	}
 	return dst, nil
@@ -298,6 +295,11 @@ func missingValue(a *Attr) (Value, *datumError) {
 		return v, &datumError{fmt.Sprintf("attlen %d", a.Len), ErrCorrupt}
 	}
 	return v, nil
+}
+
+// corruptAt is the ErrCorrupt of attribute i at offset off.
+func corruptAt(i int, a *Attr, off int, format string, args ...any) error {
+	return &Error{Attnum: i + 1, Name: a.Name, Offset: off, Msg: fmt.Sprintf(format, args...), Err: ErrCorrupt}
 }
 
 func alignUp(off, align int) int { return (off + align - 1) &^ (align - 1) }

@@ -384,3 +384,51 @@ func TestArray(t *testing.T) {
 		}
 	}
 }
+
+func TestDeformDataEqualsDeform(t *testing.T) {
+	// WAL records carry the bitmap and the data apart from the header
+	d := binary.LittleEndian.AppendUint32(nil, 3)
+	d = append(d, short("wal")...)
+	tup := build(3, []bool{false, false, true}, 0, d)
+	desc := []tuple.Attr{int4, text, int8}
+	whole, h, err := tuple.Deform(nil, tup, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := tuple.DeformData(nil, tup[h.Hoff:], h.Bits, h.Natts(), desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range whole {
+		if whole[k].Form != part[k].Form || !bytes.Equal(whole[k].Raw, part[k].Raw) || part[k].Offset >= 0 && whole[k].Offset != part[k].Offset+int(h.Hoff) {
+			t.Errorf("attribute %d: Deform %+v, DeformData %+v", k+1, whole[k], part[k])
+		}
+	}
+	if _, err := tuple.DeformData(nil, tup[h.Hoff:], []byte{}, 3, desc); !errors.Is(err, tuple.ErrCorrupt) {
+		t.Errorf("bitmap shorter than natts: %v", err)
+	}
+}
+
+func BenchmarkDeform(b *testing.B) {
+	var d []byte
+	d = binary.LittleEndian.AppendUint32(d, 1)
+	d = append(d, short("some text")...)
+	for len(d)%8 != 0 {
+		d = append(d, 0)
+	}
+	d = binary.LittleEndian.AppendUint64(d, 2)
+	d = binary.LittleEndian.AppendUint16(d, 3)
+	d = append(d, "cstring\x00"...)
+	tup := build(5, nil, 0, d)
+	desc := []tuple.Attr{int4, text, int8, int2, cstr}
+	vals := make([]tuple.Value, 0, len(desc))
+	b.SetBytes(int64(len(tup)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		vals, _, err = tuple.Deform(vals, tup, desc)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
