@@ -187,13 +187,33 @@ func openOne(p string, cache *extractCache) (*Backup, error) {
 // init reads what every layout has: pg_control, backup_label,
 // backup_manifest, PG_VERSION.
 func (b *Backup) init() error {
+	// the manifest first: it tells a file missing from a tar cut at a
+	// member's end (pg_control is the last member pg_basebackup sends)
+	if raw, err := b.readFile("backup_manifest"); err == nil {
+		m, err := ParseManifest(raw)
+		if err != nil {
+			return &Error{Backup: b.path, File: "backup_manifest", Offset: -1, Err: err}
+		}
+		b.manifest = m
+		if err := b.checkManifest(); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	raw, err := b.readFile("global/pg_control")
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errorf(b.path, "global/pg_control", -1, ErrMissingFile, "a base backup has one")
+		}
 		return err
 	}
 	c, err := ParseControlFile(raw)
 	if err != nil {
 		return &Error{Backup: b.path, File: "global/pg_control", Offset: -1, Err: err}
+	}
+	if m := b.manifest; m != nil && m.SystemID != 0 && m.SystemID != c.SystemID {
+		return errorf(b.path, "backup_manifest", -1, ErrDamaged, "system identifier %d, pg_control's %d", m.SystemID, c.SystemID)
 	}
 	b.control, b.blcksz, b.relseg = c, c.BlockSize, c.RelSegSize
 	b.major = c.MajorVersion()
@@ -228,21 +248,6 @@ func (b *Backup) init() error {
 			CheckpointLSN: c.Checkpoint, StartTLI: cp.ThisTimeLineID, Method: "pg_control",
 			StartTime: c.Time.Format("2006-01-02 15:04:05 UTC")}
 	}
-	if raw, err := b.readFile("backup_manifest"); err == nil {
-		m, err := ParseManifest(raw)
-		if err != nil {
-			return &Error{Backup: b.path, File: "backup_manifest", Offset: -1, Err: err}
-		}
-		if m.SystemID != 0 && m.SystemID != c.SystemID {
-			return errorf(b.path, "backup_manifest", -1, ErrDamaged, "system identifier %d, pg_control's %d", m.SystemID, c.SystemID)
-		}
-		b.manifest = m
-		if err := b.checkManifest(); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
 	return nil
 }
 
@@ -254,16 +259,16 @@ func (b *Backup) checkManifest() error {
 		if !ok {
 			continue
 		}
-		fl, err := b.st.open(name)
+		size, err := b.st.stat(name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return errorf(b.path, f.Path, -1, ErrMissingFile, "listed in backup_manifest")
 			}
 			return b.wrap(f.Path, err)
 		}
-		if fl.Size() != f.Size && b.layout != LayoutPlain {
+		if size != f.Size && b.layout != LayoutPlain {
 			// a plain data directory may be a running cluster's
-			return errorf(b.path, f.Path, -1, ErrDamaged, "%d bytes, backup_manifest says %d", fl.Size(), f.Size)
+			return errorf(b.path, f.Path, -1, ErrDamaged, "%d bytes, backup_manifest says %d", size, f.Size)
 		}
 	}
 	return nil
@@ -477,11 +482,11 @@ func (b *Backup) NBlocks(loc decode.RelFileLocator, fork decode.ForkNumber) (uin
 
 func (b *Backup) nblocks(first string) (uint32, error) {
 	return countBlocks(first, b.blcksz, b.relseg, func(name string) (int64, error) {
-		f, err := b.st.open(name)
+		size, err := b.st.stat(name)
 		if err != nil {
 			return 0, b.wrap(name, err)
 		}
-		return f.Size(), nil
+		return size, nil
 	})
 }
 

@@ -206,6 +206,14 @@ func (c *chainStore) reconstruct(name string, latest file) (*combinedFile, error
 	return nil, errorf(c.names[0], name, -1, ErrChain, "no full copy of %s in the chain", name)
 }
 
+func (c *chainStore) stat(name string) (int64, error) {
+	f, err := c.open(name)
+	if err != nil {
+		return 0, err
+	}
+	return f.Size(), nil
+}
+
 func (c *chainStore) list(dir string) ([]string, error) {
 	names, err := c.stores[len(c.stores)-1].list(dir)
 	if err != nil {

@@ -186,6 +186,14 @@ func (s *pgbrStore) repoPath(name string, f *pgbrFile) string {
 	return filepath.Join(s.setDir, owner, filepath.FromSlash(key)) + s.ext
 }
 
+func (s *pgbrStore) stat(name string) (int64, error) {
+	f, ok := s.files[name]
+	if !ok {
+		return 0, notExist(name)
+	}
+	return f.size, nil
+}
+
 func (s *pgbrStore) open(name string) (file, error) {
 	f, ok := s.files[name]
 	if !ok {

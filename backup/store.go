@@ -28,6 +28,8 @@ type file interface {
 // fs.ErrNotExist when the name is absent.
 type store interface {
 	open(name string) (file, error)
+	// stat is the size of a file, without reading (decompressing) it
+	stat(name string) (int64, error)
 	list(dir string) ([]string, error)
 	close() error
 }
@@ -159,6 +161,17 @@ func (d *dirStore) open(name string) (file, error) {
 		return nil, err
 	}
 	return osFile{f, size}, nil
+}
+
+func (d *dirStore) stat(name string) (int64, error) {
+	st, err := os.Stat(d.osPath(name))
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s: not a regular file", name)
+	}
+	return st.Size(), nil
 }
 
 func (d *dirStore) list(dir string) ([]string, error) {

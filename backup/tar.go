@@ -147,7 +147,7 @@ func indexTar(r io.Reader, pos func() int64, keep func(size int64) bool, add fun
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w: tar header near offset %d: %v", ErrDamaged, pos(), err)
+			return fmt.Errorf("%w: tar header near offset %d of the tar: %v", ErrDamaged, pos(), err)
 		}
 		if h.Typeflag == tar.TypeGNUSparse || h.Size < 0 {
 			return fmt.Errorf("%w: tar member %s: sparse or negative size", ErrDamaged, h.Name)
@@ -157,7 +157,7 @@ func indexTar(r io.Reader, pos func() int64, keep func(size int64) bool, add fun
 		if h.Typeflag == tar.TypeReg && keep != nil && keep(h.Size) {
 			data = make([]byte, h.Size)
 			if _, err := io.ReadFull(tr, data); err != nil {
-				return fmt.Errorf("%w: tar member %s at offset %d: %v", ErrDamaged, h.Name, off, unexpected(err))
+				return fmt.Errorf("%w: tar member %s at offset %d of the tar: %v", ErrDamaged, h.Name, off, unexpected(err))
 			}
 		}
 		if err := add(h, off, data); err != nil {
@@ -368,6 +368,24 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 		a.pos = 0
 	}
 	return a, nil
+}
+
+func (s *tarStore) stat(name string) (int64, error) {
+	if p, ok := s.extras[name]; ok {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, err
+		}
+		return st.Size(), nil
+	}
+	m, ok := s.members[name]
+	if !ok {
+		return 0, notExist(name)
+	}
+	if m.typ != tar.TypeReg && m.typ != tar.TypeRegA {
+		return 0, fmt.Errorf("%s: tar member of type %q, not a file", name, m.typ)
+	}
+	return m.size, nil
 }
 
 func (s *tarStore) open(name string) (file, error) {
