@@ -46,7 +46,6 @@ func TestAWSProfilesMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	config := `[profile base]
-aws_access_key_id = walscope
 region = us-east-1
 
 [profile reader]
@@ -74,16 +73,17 @@ source_profile = reader
 role_arn = arn:aws:iam::123456789012:role/wal-reader
 source_profile = process
 `
-	// The secret of base is in the credentials file: the SDKs merge both.
+	// The keys of base are in the credentials file, its region in the
+	// config file: the SDKs merge the two.
 	writeFile(t, filepath.Join(home, ".aws", "config"), config)
-	writeFile(t, filepath.Join(home, ".aws", "credentials"), "[base]\naws_secret_access_key = walscope-secret\n")
+	writeFile(t, filepath.Join(home, ".aws", "credentials"), "[base]\naws_access_key_id = walscope\naws_secret_access_key = walscope-secret\n")
 	env := func(profile string) []string {
 		e := []string{"HOME=" + home, "AWS_PROFILE=" + profile,
 			"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=",
 			"AWS_CONFIG_FILE=", "AWS_SHARED_CREDENTIALS_FILE=", "AWS_EC2_METADATA_DISABLED=true", "AWS_REGION=us-east-1"}
 		for _, kv := range s.Env {
-			if strings.HasPrefix(kv, "AWS_ENDPOINT_URL=") {
-				e = append(e, kv) // STS at MinIO too, as the SDKs do
+			if ep, ok := strings.CutPrefix(kv, "AWS_ENDPOINT_URL="); ok {
+				e = append(e, kv, "AWS_ENDPOINT_URL_STS="+ep) // STS at MinIO too
 			}
 		}
 		return e
@@ -118,8 +118,8 @@ source_profile = process
 		!strings.Contains(r.stderr, "403 AccessDenied: Access Denied.") {
 		t.Errorf("chain: exit %d, stderr %q", r.code, r.stderr)
 	}
-	// Without its secret the base profile has no keys: the role has no
-	// source.
+	// Without the credentials file the base profile has no keys: the role
+	// has no source.
 	writeFile(t, filepath.Join(home, ".aws", "credentials"), "")
 	r = run(t, env("reader"), "ls", remote)
 	if r.code != 2 || !strings.Contains(r.stderr, `source_profile "base" has no credentials`) {

@@ -132,9 +132,7 @@ func configSection() map[string]string {
 	if err != nil {
 		return nil
 	}
-	f := &awsFiles{config: cfg}
-	sec, _ := f.profile(profile())
-	return sec
+	return (&awsFiles{config: cfg}).configProfile(profile())
 }
 
 // awsRegion is the region: AWS_REGION, AWS_DEFAULT_REGION, the profile's,

@@ -31,9 +31,10 @@ import (
 //     the token `aws sso login` cached is exchanged for role credentials;
 //   - credential_process: a command that prints the credentials as JSON.
 //
-// The profile's keys come from the config file's [profile NAME] section
-// ([default] for the default profile) and the credentials file's [NAME]
-// section; the credentials file wins where both set a key, as in the SDKs.
+// The profile's settings come from the config file's [profile NAME]
+// section ([default] for the default profile) and the credentials file's
+// [NAME] section; the credentials file wins where both set a key, as in the
+// SDKs. Static keys are taken as a pair from one file.
 
 // ErrAWSCredentials is wrapped by every error of the AWS credential chain:
 // no credentials found, a profile that cannot be used (a missing source
@@ -155,21 +156,32 @@ func parseAWSConfig(r io.Reader) (map[string]map[string]string, error) {
 func (f *awsFiles) profile(name string) (map[string]string, bool) {
 	merged := map[string]string{}
 	found := false
-	add := func(sec map[string]string) {
+	for _, sec := range []map[string]string{f.configProfile(name), f.creds[name]} {
 		if sec == nil {
-			return
+			continue
 		}
 		found = true
 		for k, v := range sec {
 			merged[k] = v
 		}
 	}
-	if name == "default" {
-		add(f.config["default"])
-	}
-	add(f.config["profile "+name])
-	add(f.creds[name])
 	return merged, found
+}
+
+// configProfile is a profile's section of the config file: [profile NAME],
+// and [default] for the default profile (nil if neither).
+func (f *awsFiles) configProfile(name string) map[string]string {
+	sec := f.config["profile "+name]
+	if name != "default" || f.config["default"] == nil {
+		return sec
+	}
+	merged := map[string]string{}
+	for _, s := range []map[string]string{f.config["default"], sec} {
+		for k, v := range s {
+			merged[k] = v
+		}
+	}
+	return merged
 }
 
 // ssoSession returns an [sso-session NAME] section of the config file.
@@ -178,13 +190,24 @@ func (f *awsFiles) ssoSession(name string) (map[string]string, bool) {
 	return s, ok
 }
 
-// staticKeys returns a profile's static keys, if it has both.
-func staticKeys(sec map[string]string, profile string) *awsCreds {
-	id, secret := sec["aws_access_key_id"], sec["aws_secret_access_key"]
-	if id == "" || secret == "" {
-		return nil
+// staticKeys returns a profile's static keys: both from the credentials
+// file, or else both from the config file. One key without the other in a
+// file is an error, as in the AWS CLI and the SDKs ("partial credentials");
+// so is splitting them over the two files.
+func (f *awsFiles) staticKeys(name string) (*awsCreds, error) {
+	for _, file := range []struct {
+		sec  map[string]string
+		path string
+	}{{f.creds[name], f.credsPath}, {f.configProfile(name), f.configPath}} {
+		id, secret := file.sec["aws_access_key_id"], file.sec["aws_secret_access_key"]
+		if id != "" && secret != "" {
+			return &awsCreds{AccessKeyID: id, SecretAccessKey: secret, SessionToken: file.sec["aws_session_token"], Source: "profile " + name}, nil
+		}
+		if id != "" || secret != "" {
+			return nil, profileErr(name, "partial credentials in %s: aws_access_key_id and aws_secret_access_key must be set together in one file", file.path)
+		}
 	}
-	return &awsCreds{AccessKeyID: id, SecretAccessKey: secret, SessionToken: sec["aws_session_token"], Source: "profile " + profile}
+	return nil, nil
 }
 
 // sharedFileCreds resolves the AWS_PROFILE profile: (nil, nil) when the
@@ -219,8 +242,8 @@ func (p *awsCredProvider) fromProfile(ctx context.Context, files *awsFiles, name
 	if role := sec["role_arn"]; role != "" {
 		return p.roleProfile(ctx, files, name, sec, chain)
 	}
-	if c := staticKeys(sec, name); c != nil {
-		return c, nil
+	if c, err := files.staticKeys(name); c != nil || err != nil {
+		return c, err
 	}
 	if sec["sso_session"] != "" || sec["sso_start_url"] != "" {
 		return p.ssoCreds(ctx, files, name, sec)
@@ -264,7 +287,10 @@ func (p *awsCredProvider) roleProfile(ctx context.Context, files *awsFiles, name
 		return p.webIdentity(ctx, tokenFile, role, spec.session)
 	case src == name:
 		// A profile naming itself: its own keys call AssumeRole.
-		if base = staticKeys(sec, name); base == nil {
+		if base, err = files.staticKeys(name); err != nil {
+			return nil, err
+		}
+		if base == nil {
 			return nil, profileErr(name, "source_profile is the profile itself, which has no static keys")
 		}
 	case src != "":

@@ -322,6 +322,8 @@ func TestRoleProfiles(t *testing.T) {
 			want{err: "AccessDenied: User: arn:aws:iam::123456789012:user/alice is not authorized"}},
 		{"wrong source secret", "role", "[profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = not-the-secret\n[profile role]\nrole_arn = " + roleARN + "\nsource_profile = base\n", "", nil,
 			want{err: "SignatureDoesNotMatch"}},
+		{"keys split over the two files", "role", "[profile base]\naws_access_key_id = AKIDBASE\n[profile role]\nrole_arn = " + roleARN + "\nsource_profile = base\n", "[base]\naws_secret_access_key = base-secret\n", nil,
+			want{err: "AWS profile base: partial credentials in"}},
 		{"AWS_PROFILE not in the files", "nosuch", base, "", nil,
 			want{err: "AWS profile nosuch: not found in"}},
 	} {
@@ -452,7 +454,8 @@ func TestCredentialsCached(t *testing.T) {
 // TestSTSEndpoint: the STS endpoint and signing region. The AWS
 // endpoints agree with aws-sdk-go-v2's STS resolver (service/sts
 // v1.52.0: regional by default, sts.amazonaws.com where the legacy global
-// endpoint is asked for, .amazonaws.com.cn in China).
+// endpoint is asked for, .amazonaws.com.cn in China); AWS_ENDPOINT_URL
+// alone does not move STS, as it did not move the SDK's AssumeRole.
 func TestSTSEndpoint(t *testing.T) {
 	for _, tc := range []struct {
 		region, mode, env, envSTS, ignore string
@@ -464,9 +467,9 @@ func TestSTSEndpoint(t *testing.T) {
 		{"af-south-1", "legacy", "", "", "", "https://sts.af-south-1.amazonaws.com/", "af-south-1"},
 		{"aws-global", "", "", "", "", "https://sts.amazonaws.com/", "us-east-1"},
 		{"cn-north-1", "", "", "", "", "https://sts.cn-north-1.amazonaws.com.cn/", "cn-north-1"},
-		{"us-east-1", "", "http://minio:9000", "", "", "http://minio:9000", "us-east-1"},
+		{"us-east-1", "", "http://minio:9000", "", "", "https://sts.us-east-1.amazonaws.com/", "us-east-1"},
 		{"us-east-1", "", "http://minio:9000", "http://sts.local", "", "http://sts.local", "us-east-1"},
-		{"us-east-1", "", "http://minio:9000", "", "true", "https://sts.us-east-1.amazonaws.com/", "us-east-1"},
+		{"us-east-1", "", "http://minio:9000", "http://sts.local", "true", "https://sts.us-east-1.amazonaws.com/", "us-east-1"},
 	} {
 		clearAWS(t)
 		t.Setenv("AWS_STS_REGIONAL_ENDPOINTS", tc.mode)

@@ -119,8 +119,7 @@ func parseSSOTime(s string) (time.Time, error) {
 	return time.Parse("2006-01-02T15:04:05UTC", s)
 }
 
-// ssoEndpoint is the SSO portal of a region, or the endpoint configured
-// for the service (AWS_ENDPOINT_URL_SSO, AWS_ENDPOINT_URL).
+// ssoEndpoint is the SSO portal of a region, or AWS_ENDPOINT_URL_SSO.
 func ssoEndpoint(region string) string {
 	if e := serviceEndpoint("SSO"); e != "" {
 		return e

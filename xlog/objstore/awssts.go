@@ -46,17 +46,19 @@ var stsLegacyGlobal = map[string]bool{
 	"us-east-1": true, "us-east-2": true, "us-west-1": true, "us-west-2": true,
 }
 
-// serviceEndpoint is the endpoint the SDKs configure for a service:
-// AWS_ENDPOINT_URL_<SERVICE>, then AWS_ENDPOINT_URL, unless
+// serviceEndpoint is the endpoint configured for a service the credential
+// chain calls: AWS_ENDPOINT_URL_<SERVICE> (STS, SSO), unless
 // AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true; "" for the service's default.
+// The global AWS_ENDPOINT_URL is not used for them: aws-sdk-go-v2's
+// credential providers do not use it either (measured with config
+// v1.33.19: with AWS_ENDPOINT_URL alone its AssumeRole went to
+// sts.<region>.amazonaws.com), and it usually names an S3-compatible
+// server, which should not receive the source credentials of an AWS role.
 func serviceEndpoint(envSuffix string) string {
 	if strings.EqualFold(os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
 		return ""
 	}
-	if e := os.Getenv("AWS_ENDPOINT_URL_" + envSuffix); e != "" {
-		return e
-	}
-	return os.Getenv("AWS_ENDPOINT_URL")
+	return os.Getenv("AWS_ENDPOINT_URL_" + envSuffix)
 }
 
 // stsEndpoint returns STS's URL for region and the region to sign for.
