@@ -55,6 +55,13 @@ type Inferred struct {
 	MinCheckpointSegments int
 }
 
+// gap is the spacing of a checkpoint from the one before.
+type gap struct {
+	dt     int64 // seconds between the starts
+	dseg   int64 // segments between the redo points
+	offset uint64
+}
+
 // classify sets the Cause of each checkpoint of points (distinct, in LSN
 // order; marks dropped): from the record (shutdown), the BACKUP_END and
 // END_OF_RECOVERY records marks holds, then from the spacing of the redo
@@ -78,11 +85,6 @@ func classify(points []CycleInfo, marks []CycleInfo) (inf Inferred) {
 		}
 	}
 	sort.Slice(recoveries, func(i, j int) bool { return recoveries[i] < recoveries[j] })
-	type gap struct {
-		dt     int64 // seconds between the starts
-		dseg   int64 // segments between the redo points
-		offset uint64
-	}
 	gaps := make([]gap, len(points))
 	for i := range points {
 		p := &points[i]
@@ -134,7 +136,19 @@ func classify(points []CycleInfo, marks []CycleInfo) (inf Inferred) {
 		}
 	}
 	// Twice at least: a CHECKPOINT after pg_switch_wal() also begins just
-	// after a boundary.
+	// after a boundary. Once is enough where that checkpoint was spread
+	// over at least a segment of WAL (its record a segment or more after
+	// its redo point): an immediate CHECKPOINT writes its record at once
+	// (a range that starts inside the WAL, read from the redo point before
+	// it, often holds one WAL-triggered checkpoint only).
+	if bestN == 1 {
+		for i := range points {
+			if points[i].Cause == CauseRequested && nearStart(i) && gaps[i].dseg == best &&
+				points[i].Checkpoint >= points[i].Redo+xlog.LSN(points[i].segSize) {
+				bestN = 2
+			}
+		}
+	}
 	if bestN >= 2 {
 		inf.CheckpointSegments = int(best)
 	}
@@ -183,6 +197,13 @@ func classify(points []CycleInfo, marks []CycleInfo) (inf Inferred) {
 			inf.MinCheckpointSegments = 0
 		}
 	}()
+	applySpacing(points, gaps, inf, nearStart)
+	return inf
+}
+
+// applySpacing sets the cause of the requested checkpoints of points whose
+// spacing fits inf's WAL distance or timeout.
+func applySpacing(points []CycleInfo, gaps []gap, inf Inferred, nearStart func(int) bool) {
 	for i := range points {
 		p := &points[i]
 		if p.Cause != CauseRequested {
@@ -205,7 +226,42 @@ func classify(points []CycleInfo, marks []CycleInfo) (inf Inferred) {
 			p.Cause = CauseWAL
 		}
 	}
-	return inf
+}
+
+// ApplySettings sets the cause of each checkpoint of cycles (as
+// RedoFinder.Sorted gives them) that the spacing alone left "requested"
+// (or "unknown", the first after a gap in what was read) where it fits
+// settings known otherwise: segs, CheckPointSegments (max_wal_size given
+// by the user), and the checkpoint_timeout, 0 for either when unknown.
+func ApplySettings(cycles []CycleInfo, segs int, timeout time.Duration) {
+	var idx []int
+	for i := range cycles {
+		if cycles[i].Checkpoint != 0 && !cycles[i].IsMark() {
+			idx = append(idx, i)
+		}
+	}
+	pts := make([]CycleInfo, len(idx))
+	gaps := make([]gap, len(idx))
+	for k, i := range idx {
+		pts[k] = cycles[i]
+		if k == 0 || pts[k].segSize == 0 {
+			continue
+		}
+		if pts[k].Cause == CauseUnknown {
+			pts[k].Cause = CauseRequested
+		}
+		seg := uint64(pts[k].segSize)
+		gaps[k] = gap{dt: pts[k].Time.Unix() - pts[k-1].Time.Unix(), dseg: int64(uint64(pts[k].Redo)/seg) - int64(uint64(pts[k-1].Redo)/seg),
+			offset: uint64(pts[k].Redo) % seg}
+	}
+	nearStart := func(k int) bool { return gaps[k].offset < uint64(pts[k].segSize)/16 }
+	applySpacing(pts, gaps, Inferred{CheckpointSegments: segs, Timeout: timeout}, nearStart)
+	for k, i := range idx {
+		if c := pts[k].Cause; c == CauseRequested && cycles[i].Cause == CauseUnknown {
+			continue // nothing fitted: left as it was
+		}
+		cycles[i].Cause = pts[k].Cause
+	}
 }
 
 // timedSpacing reports whether dt seconds is k timeouts (k >= 1), within a

@@ -75,6 +75,10 @@ func (l *Layout) WALBytes() uint64 { return l.pos - l.start }
 // FlushWriteBytes is what the modelled flushes wrote.
 func (l *Layout) FlushWriteBytes() uint64 { return l.flushWrites * l.PageSize }
 
+// ResetCounts starts counting WAL and flush writes afresh at the current
+// position (the end of a warm-up), the position itself kept.
+func (l *Layout) ResetCounts() { l.start, l.flushWrites = l.pos, 0 }
+
 // Pos is the next insert position.
 func (l *Layout) Pos() xlog.LSN { return xlog.LSN(l.pos) }
 

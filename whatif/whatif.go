@@ -58,6 +58,13 @@ type WhatIfInput struct {
 	PageSize, SegSize uint32
 	BlockSize         int
 	Start             xlog.LSN
+	// CountFrom is where the results begin (0: Start). The records from
+	// Start to it only warm the simulation up: with a --start inside the
+	// WAL, the reading begins at the redo point of the checkpoint before
+	// it, so that every scenario's checkpoint schedule and the blocks each
+	// has imaged since its last redo point are those the server had at
+	// CountFrom, not a checkpoint assumed there.
+	CountFrom xlog.LSN
 	Redo              []xlog.LSN    // the stream's redo points, in order
 	WalLevel          xlog.WalLevel // the stream's wal_level, WalLevelUnknown if unknown
 	// DataLen is the mean block data length of image-less block references,
@@ -115,6 +122,7 @@ type WhatIf struct {
 	touched   []int32
 	touchCols int
 	rows      []int32 // the record's blocks' rows, by block index
+	counting  bool    // the records are counted (at or after CountFrom)
 }
 
 // untouched marks a block a scenario has not seen change.
@@ -163,7 +171,10 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 	if len(in.Redo) == 0 || in.Redo[0] > in.Start {
 		in.Redo = append([]xlog.LSN{in.Start}, in.Redo...)
 	}
-	w := &WhatIf{in: in, dec: decode.NewDecoder(in.BlockSize)}
+	if in.CountFrom < in.Start {
+		in.CountFrom = in.Start
+	}
+	w := &WhatIf{in: in, dec: decode.NewDecoder(in.BlockSize), counting: in.CountFrom == in.Start}
 	w.Actual = Scenario{Setting: "actual", layout: verify.NewLayout(in.PageSize, in.SegSize, in.Start)}
 	add := func(setting, value string, pageSize uint32) *Scenario {
 		s := &Scenario{Setting: setting, Value: value, layout: verify.NewLayout(pageSize, in.SegSize, in.Start), touchCol: -1}
@@ -251,6 +262,9 @@ func imageHeader(compressed, hole bool) uint32 {
 
 // Add feeds one record.
 func (w *WhatIf) Add(rec *decode.Record) {
+	if !w.counting && rec.LSN >= w.in.CountFrom {
+		w.startCounting()
+	}
 	w.noteRecord(rec)
 	if t, ok := stats.RecordTime(rec); ok {
 		if w.first.IsZero() {
@@ -293,6 +307,32 @@ func (w *WhatIf) Add(rec *decode.Record) {
 			w.images++
 			w.meanImage += (float64(b.ImageLen) - w.meanImage) / float64(w.images)
 		}
+	}
+}
+
+// startCounting ends the warm-up: what every scenario counted so far is
+// dropped, its state (layout position, checkpoint schedule, blocks imaged)
+// kept.
+func (w *WhatIf) startCounting() {
+	w.counting = true
+	w.first = time.Time{}
+	reset := func(s *Scenario) {
+		s.RecordBytes, s.WALBytes, s.ImageBytes = 0, 0, 0
+		s.layout.ResetCounts()
+		if c := s.ck; c != nil {
+			c.countFrom = len(c.Redo)
+			c.keep, c.disk = 0, 0
+			c.account(s.layout.Pos())
+		}
+	}
+	reset(&w.Actual)
+	if c := w.actualCk; c != nil {
+		c.countFrom = len(c.Redo)
+		c.keep, c.disk = 0, 0
+		c.account(w.Actual.layout.Pos())
+	}
+	for _, s := range w.Scenarios {
+		reset(s)
 	}
 }
 
@@ -478,14 +518,20 @@ func (w *WhatIf) Results() (Scenario, []Scenario) {
 	for i, s := range w.Scenarios {
 		s.FlushWriteBytes = s.layout.FlushWriteBytes()
 		out[i] = *s
-		if s.ck != nil {
-			s.ck.account(s.layout.Pos())
-			out[i].Checkpoints, out[i].CheckpointsByCause = len(s.ck.Redo), byCause(s.ck.Causes)
-			out[i].WALKeptBytes, out[i].PgWALBytes = s.ck.keep, s.ck.disk
-			out[i].Redo = append([]xlog.LSN(nil), s.ck.Redo...)
-			out[i].Causes = append([]stats.CheckpointCause(nil), s.ck.Causes...)
+		if c := s.ck; c != nil {
+			c.account(s.layout.Pos())
+			out[i].Checkpoints, out[i].CheckpointsByCause = len(c.Redo)-c.countFrom, byCause(c.Causes[c.countFrom:])
+			out[i].WALKeptBytes, out[i].PgWALBytes = c.keep, c.disk
+			out[i].Redo = append([]xlog.LSN(nil), c.Redo[c.countFrom:]...)
+			out[i].Causes = append([]stats.CheckpointCause(nil), c.Causes[c.countFrom:]...)
 		} else if s.Setting != "checkpoint_distance" {
 			out[i].Checkpoints = w.streamCheckpoints()
+		} else if w.in.CountFrom > w.in.Start {
+			for _, r := range s.redo {
+				if r >= w.in.CountFrom {
+					out[i].Checkpoints++
+				}
+			}
 		} else {
 			out[i].Checkpoints = len(s.redo) - 1 // the stream's start is not one
 		}
@@ -496,7 +542,7 @@ func (w *WhatIf) Results() (Scenario, []Scenario) {
 	a.Checkpoints = w.streamCheckpoints()
 	if c := w.actualCk; c != nil {
 		c.account(a.layout.Pos())
-		a.CheckpointsByCause = byCause(c.Causes)
+		a.CheckpointsByCause = byCause(c.Causes[c.countFrom:])
 		a.WALKeptBytes, a.PgWALBytes = c.keep, c.disk
 		a.MaxWALSize, a.CheckpointTimeout, a.CompletionTarget = FormatSize(w.Settings.MaxWALSize), FormatTimeout(w.Settings.Timeout), w.Settings.CompletionTarget
 	}

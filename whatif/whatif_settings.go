@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/pass"
+	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 // checkpointer replays PostgreSQL's checkpoint triggers on a scenario's own
@@ -64,6 +67,7 @@ type checkpointer struct {
 	lastPos   xlog.LSN                // the scenario position before the record being placed
 	endRecord bool                    // a simulated checkpoint ended: its record goes before the next
 	replay    bool                    // the stream's own checkpoints, all kept where they were
+	countFrom int                     // Redo[countFrom:] began where the results count (WhatIfInput.CountFrom)
 }
 
 func newCheckpointer(set CheckpointSettings, in *WhatIfInput, replay bool) *checkpointer {
@@ -214,19 +218,20 @@ func byCause(causes []stats.CheckpointCause) map[string]int {
 	return m
 }
 
-// streamCheckpoints counts the stream's redo points at or after its start.
+// streamCheckpoints counts the stream's redo points at or after where the
+// results count.
 func (w *WhatIf) streamCheckpoints() int {
 	n := 0
 	if w.in.Cycles != nil {
 		for _, c := range w.in.Cycles {
-			if c.Checkpoint != 0 && c.Redo >= w.in.Start {
+			if c.Checkpoint != 0 && c.Redo >= w.in.CountFrom {
 				n++
 			}
 		}
 		return n
 	}
 	for _, r := range w.in.Redo {
-		if r > w.in.Start {
+		if r > w.in.Start && r >= w.in.CountFrom {
 			n++
 		}
 	}
@@ -267,6 +272,21 @@ func (w *WhatIf) addSettingsScenarios(add func(setting, value string, pageSize u
 	in := &w.in
 	cur, assumed := CurrentSettings(stats.InferSettings(in.Cycles), in.SegSize, in.Version, in.Given)
 	w.Settings, w.Assumed = cur, assumed
+	// The spacing alone tells a cause where it repeats; settings the user
+	// gave tell it for a single checkpoint too (one WAL-triggered
+	// checkpoint in a short range is kept fixed otherwise, as if
+	// requested, in every scenario).
+	segs, timeout := 0, time.Duration(0)
+	if in.Given.MaxWALSize != 0 {
+		segs = cur.CheckpointSegments(in.SegSize, in.Version)
+	}
+	if in.Given.Timeout != 0 {
+		timeout = cur.Timeout
+	}
+	if segs != 0 || timeout != 0 {
+		in.Cycles = append([]stats.CycleInfo(nil), in.Cycles...)
+		stats.ApplySettings(in.Cycles, segs, timeout)
+	}
 	w.actualCk = newCheckpointer(cur, in, true)
 	seg := uint64(in.SegSize)
 	roundSize := func(b uint64) uint64 { return max((b+seg-1)/seg*seg, 2*seg) }
@@ -503,4 +523,56 @@ func FillWhatIfInput(in *WhatIfInput, parts []WhatIfPass) {
 	in.WalLevel = level.Level()
 	in.DataLen = learner.Means()
 	in.Cycles = finder.Cycles(in.Start)
+}
+
+// PriorRedo returns where a what-if over opts' range (opts.Start inside the
+// WAL) must begin reading: the redo point of the last checkpoint record
+// before opts.Start, found by reading back from it, a segment, then four,
+// sixteen, ... until one is found or the start of the WAL is reached. It
+// returns opts.Start when the WAL holds no checkpoint before it, or when
+// that checkpoint's redo point is before the first WAL available (the
+// simulation then begins at the range itself, as without a prior redo
+// point).
+func PriorRedo(src xlog.Source, opts xlog.Options, blockSize int) (xlog.LSN, error) {
+	want := opts.Start
+	if want == 0 {
+		return 0, nil
+	}
+	all := opts
+	all.Start, all.End = 0, 0
+	s, err := stream.Open(src, stream.Config{Reader: all})
+	if err != nil {
+		return 0, err
+	}
+	first, segSize := s.Start(), xlog.LSN(s.SegmentSize())
+	if want <= first {
+		return want, nil
+	}
+	for back := xlog.LSN(1); ; back *= 4 {
+		from := first
+		if seg := want - want%segSize; seg > first+back*segSize {
+			from = seg - back*segSize
+		}
+		win := opts
+		win.Start, win.End = from, want
+		parts, _, _, err := pass.XLOGPass(src, win, blockSize, 1, 0, true, func(last *rmgr.CheckpointInfo, d *decode.Record) {
+			if c, ok := rmgr.Checkpoint(d); ok && d.LSN < want {
+				*last = c
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		for i := len(parts) - 1; i >= 0; i-- {
+			if r := parts[i].Redo; r != 0 {
+				if r < first || r >= want {
+					return want, nil
+				}
+				return r, nil
+			}
+		}
+		if from == first {
+			return want, nil
+		}
+	}
 }

@@ -33,6 +33,10 @@ type scanPlan struct {
 	sequential  bool // the sink must see every record from one goroutine
 	headersOnly bool // the sink needs no payload (xlog.Options.HeadersOnly)
 	spanBytes   int  // WAL bytes per parallel span
+	// start, when set, is where reading begins instead of --start: an
+	// earlier position the sink reads from to warm up (what-if's redo
+	// point before --start).
+	start xlog.LSN
 }
 
 // scanPart is one span's decoder, count and sink.
@@ -75,6 +79,9 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 	}
 	quiet := c.Bool("quiet")
 	blcksz := c.Int("blcksz")
+	if plan.start != 0 {
+		in.opts.Start = plan.start
+	}
 	cfg := stream.Config{Reader: in.opts, Workers: jobs(c), SpanBytes: plan.spanBytes}
 	cfg.Reader.HeadersOnly = plan.headersOnly
 	if plan.sequential || limit > 0 {

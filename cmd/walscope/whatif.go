@@ -47,6 +47,17 @@ func whatifRun(c *cli.Command, print func(w *whatif.WhatIf, stdout *bufio.Writer
 	if err != nil {
 		return err
 	}
+	// A range starting inside the WAL is simulated from the redo point of
+	// the checkpoint before it (issue 28.2): the scenarios' checkpoint
+	// schedules and the blocks each has imaged depend on it.
+	countFrom := in.opts.Start
+	if countFrom != 0 {
+		from, err := whatif.PriorRedo(in.src, in.opts, c.Int("blcksz"))
+		if err != nil {
+			return readerSetupError(err)
+		}
+		in.opts.Start = from
+	}
 	s, err := stream.Open(in.src, stream.Config{Reader: in.opts})
 	if err != nil {
 		return readerSetupError(err)
@@ -74,7 +85,7 @@ func whatifRun(c *cli.Command, print func(w *whatif.WhatIf, stdout *bufio.Writer
 	if err != nil {
 		return err
 	}
-	wi.Start = start
+	wi.Start, wi.CountFrom = start, countFrom
 	whatif.FillWhatIfInput(&wi, parts)
 	var rc decode.Recompressor
 	wi.Sizer = rc.Estimate
@@ -83,6 +94,7 @@ func whatifRun(c *cli.Command, print func(w *whatif.WhatIf, stdout *bufio.Writer
 	defer stdout.Flush()
 	quiet := c.Bool("quiet")
 	return scan(c, stdout, scanPlan{
+		start:      in.opts.Start,
 		sequential: true,
 		newSink:    func(bool) recordSink { return whatifSink{w} },
 		merge:      func(recordSink) error { return nil },
