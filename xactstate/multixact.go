@@ -200,18 +200,29 @@ func (s *State) MultiMembers(m MultiXactID) ([]Member, error) {
 		return nil, &Error{Multi: m, Err: fmt.Errorf("%w: members [%d, %d) are too many", ErrCorrupt, off, end)}
 	}
 	per := s.geo.membersPerPage()
-	out := make([]Member, 0, n)
-	for i := uint32(0); i < n; i++ {
+	out := make([]Member, 0, min(n, 16))
+	for i := uint32(0); i < n; {
 		o := off + i
+		// The members on this page: up to its end, the multixact's end,
+		// or the wraparound of offsets (the last page is partial).
+		span := min(per-o%per, n-i)
+		if uint64(o)+uint64(span) > 1<<32 {
+			span = uint32(1<<32 - uint64(o))
+		}
 		page, err := s.members.page(int64(o / per))
 		if err != nil {
 			return nil, err
 		}
-		xid, st := memberOnPage(page, s.geo, o)
-		if xid == invalidXID {
-			continue // offset 0's slot, or a member never written
+		if page != nil { // a page of zeros holds no member
+			for j := uint32(0); j < span; j++ {
+				xid, st := memberOnPage(page, s.geo, o+j)
+				if xid == invalidXID {
+					continue // offset 0's slot, or a member never written
+				}
+				out = append(out, Member{XID: xlog.XID(xid), Status: MemberStatus(st)})
+			}
 		}
-		out = append(out, Member{XID: xlog.XID(xid), Status: MemberStatus(st)})
+		i += span
 	}
 	return out, nil
 }

@@ -104,7 +104,8 @@ func chownPG(t *testing.T, paths ...string) {
 
 // server is one running cluster.
 type server struct {
-	bin, dir, sock, log string
+	bin, dir, sock, log string // bin: the server's initdb, pg_ctl, postgres
+	client              string // psql's directory (PostgreSQL 15's, for every server)
 	port                int
 }
 
@@ -142,7 +143,7 @@ func (s *server) stop(t *testing.T, mode string) {
 
 func (s *server) psqlLine() string {
 	return fmt.Sprintf("%s -h %s -p %d -U postgres -d postgres -X -q -A -t -F '|' -v ON_ERROR_STOP=1",
-		filepath.Join(s.bin, "psql"), shq(s.sock), s.port)
+		filepath.Join(s.client, "psql"), shq(s.sock), s.port)
 }
 
 // query runs SQL in its own psql and returns its output lines.
