@@ -70,12 +70,51 @@ func setupSQL(major int, spcDir string, lz4 bool) []string {
 		`ALTER TABLE t ADD COLUMN added int8 DEFAULT 42, ADD COLUMN added_t text DEFAULT 'hello'`,
 		`INSERT INTO t (id, tx, added, added_t) VALUES (100, 'after', 7, NULL)`,
 		`UPDATE t SET tx = 'updated' WHERE id = 2`,
-		// new relfilenodes for a local and a shared mapped catalog: RELMAP
-		// UPDATE records, and maps whose entries differ from initdb's
-		`VACUUM FULL pg_class`,
-		`VACUUM FULL pg_database`,
-		`CHECKPOINT`,
 	)
+	return q
+}
+
+// finishSQL ends the set-up: new relfilenodes for a local and a shared
+// mapped catalog (RELMAP UPDATE records, and maps whose entries differ from
+// initdb's), then a checkpoint that writes every page to the files read.
+var finishSQL = []string{`VACUUM FULL pg_class`, `VACUUM FULL pg_database`, `CHECKPOINT`}
+
+// optionalSQL are statements a build may not support (ICU, the builtin
+// provider): each is tried, and a failure only logged.
+func optionalSQL(major int) []string {
+	var q []string
+	if major >= 15 {
+		q = append(q, `CREATE DATABASE icu_db LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C' TEMPLATE template0`)
+	}
+	if major >= 16 {
+		q = append(q, `CREATE DATABASE icu_rules LOCALE_PROVIDER icu ICU_LOCALE 'und' ICU_RULES '&a < g' LOCALE 'C' TEMPLATE template0`)
+	}
+	if major >= 17 {
+		q = append(q, `CREATE DATABASE builtin_db LOCALE_PROVIDER builtin BUILTIN_LOCALE 'C.UTF-8' TEMPLATE template0`)
+	}
+	return q
+}
+
+// variety adds catalog rows whose variable-length columns are set, so that
+// their alignment and headers are exercised: an ACL over 127 bytes (a
+// 4-byte header, aligned as _aclitem is: 'd' from 16), reloptions, column
+// ACLs, partitions, index expressions and predicates, a domain with a
+// default, a composite type, identity and generated columns.
+func variety(major int) []string {
+	q := []string{
+		`DO $$ BEGIN FOR k IN 1..12 LOOP EXECUTE format('CREATE ROLE reader_%s', k); EXECUTE format('GRANT SELECT ON t TO reader_%s', k); END LOOP; END $$`,
+		`GRANT SELECT (tx), UPDATE (tx, vc) ON t TO reader_1`,
+		`ALTER TABLE t SET (fillfactor = 70, autovacuum_enabled = false)`,
+		`CREATE TABLE parted (a int4, b text) PARTITION BY RANGE (a)`,
+		`CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (1) TO (10)`,
+		`CREATE INDEX t_expr ON t (lower(tx)) WHERE id > 5`,
+		`CREATE DOMAIN posint AS int4 DEFAULT 1 CHECK (VALUE > 0)`,
+		`CREATE TYPE pair AS (a int4, b text)`,
+		`CREATE TABLE ident (id int4 GENERATED ALWAYS AS IDENTITY, p posint, pr pair)`,
+	}
+	if major >= 12 {
+		q = append(q, `ALTER TABLE ident ADD COLUMN twice int8 GENERATED ALWAYS AS (id * 2) STORED`)
+	}
 	return q
 }
 
@@ -100,7 +139,15 @@ func checkVersion(t *testing.T, major int) {
 	if major >= 14 && !lz4 {
 		t.Logf("PostgreSQL %d built without lz4: no lz4 column", major)
 	}
-	for _, q := range setupSQL(major, spcDir, lz4) {
+	for _, q := range append(setupSQL(major, spcDir, lz4), variety(major)...) {
+		s.exec(q)
+	}
+	for _, q := range optionalSQL(major) {
+		if _, err := s.psqlCmd("-c", q); err != nil {
+			t.Logf("PostgreSQL %d: not supported by this build: %s: %v", major, q, err)
+		}
+	}
+	for _, q := range finishSQL {
 		s.exec(q)
 	}
 	dbOID := parseU32(t, s.value(`SELECT oid FROM pg_database WHERE datname = current_database()`))
@@ -286,8 +333,9 @@ var classSpecs = []spec[catalog.Class]{
 	{"relrewrite", 11, 0, func(c catalog.Class) string { return u(c.Rewrite) }},
 	{"relfrozenxid", 0, 0, func(c catalog.Class) string { return u(c.FrozenXID) }},
 	{"relminmxid", 0, 0, func(c catalog.Class) string { return u(c.MinMXID) }},
+	{"relacl IS NOT NULL", 0, 0, func(c catalog.Class) string { return b(c.HasACL) }},
+	{"array_to_string(reloptions, '|')", 0, 0, func(c catalog.Class) string { return textOrNull(c.Options != nil, strings.Join(c.Options, "|")) }},
 	{"relpartbound IS NOT NULL", 0, 0, func(c catalog.Class) string { return b(c.HasPartBound) }},
-	{"reloptions IS NOT NULL", 0, 0, func(c catalog.Class) string { return b(c.HasRelOptions) }},
 }
 
 var namespaceSpecs = []spec[catalog.Namespace]{
@@ -332,6 +380,7 @@ var attributeSpecs = []spec[catalog.Attribute]{
 	{"attislocal", 0, 0, func(a catalog.Attribute) string { return b(a.IsLocal) }},
 	{"attinhcount", 0, 0, func(a catalog.Attribute) string { return i(int64(a.InhCount)) }},
 	{"attcollation", 0, 0, func(a catalog.Attribute) string { return u(a.Collation) }},
+	{"attacl IS NOT NULL", 0, 0, func(a catalog.Attribute) string { return b(a.HasACL) }},
 	{"attmissingval IS NOT NULL", 11, 0, func(a catalog.Attribute) string { return b(a.MissingVal != nil) }},
 	// the single element as the server prints it, for the int8 and text
 	// columns the test adds (other types print differently)
@@ -388,6 +437,7 @@ var typeSpecs = []spec[catalog.Type]{
 	{"typtypmod", 0, 0, func(x catalog.Type) string { return i(int64(x.TypMod)) }},
 	{"typndims", 0, 0, func(x catalog.Type) string { return i(int64(x.NDims)) }},
 	{"typcollation", 0, 0, func(x catalog.Type) string { return u(x.Collation) }},
+	{"typdefault", 0, 0, func(x catalog.Type) string { return textOrNull(x.HasDefault, x.Default) }},
 }
 
 func vec16(x []int16) string {

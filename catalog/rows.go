@@ -13,40 +13,41 @@ import (
 // Class is a pg_class row (FormData_pg_class, pg_class.h). Fields a version
 // lacks are zero.
 type Class struct {
-	OID           uint32
-	Name          string // relname
-	Namespace     uint32 // relnamespace
-	Type          uint32 // reltype
-	OfType        uint32 // reloftype
-	Owner         uint32 // relowner
-	Am            uint32 // relam
-	RelFileNode   uint32 // relfilenode: 0 for a mapped catalog (see Catalog.Locator)
-	Tablespace    uint32 // reltablespace: 0 for the database's default
-	Pages         int32  // relpages
-	Tuples        float32
-	AllVisible    int32 // relallvisible
-	AllFrozen     int32 // relallfrozen (18)
-	ToastRelid    uint32
-	HasIndex      bool
-	IsShared      bool
-	Persistence   byte // relpersistence: 'p', 'u', 't'
-	Kind          byte // relkind: 'r', 'i', 'S', 't', 'v', 'm', 'c', 'f', 'p', 'I'
-	Natts         int16
-	Checks        int16
-	HasOIDs       bool // relhasoids (10, 11)
-	HasRules      bool
-	HasTriggers   bool
-	HasSubclass   bool
-	RowSecurity   bool
-	ForceRowSec   bool
-	IsPopulated   bool
-	ReplIdent     byte
-	IsPartition   bool
-	Rewrite       uint32 // relrewrite (11)
-	FrozenXID     uint32
-	MinMXID       uint32
-	HasPartBound  bool // relpartbound is not NULL
-	HasRelOptions bool // reloptions is not NULL
+	OID          uint32
+	Name         string // relname
+	Namespace    uint32 // relnamespace
+	Type         uint32 // reltype
+	OfType       uint32 // reloftype
+	Owner        uint32 // relowner
+	Am           uint32 // relam
+	RelFileNode  uint32 // relfilenode: 0 for a mapped catalog (see Catalog.Locator)
+	Tablespace   uint32 // reltablespace: 0 for the database's default
+	Pages        int32  // relpages
+	Tuples       float32
+	AllVisible   int32 // relallvisible
+	AllFrozen    int32 // relallfrozen (18)
+	ToastRelid   uint32
+	HasIndex     bool
+	IsShared     bool
+	Persistence  byte // relpersistence: 'p', 'u', 't'
+	Kind         byte // relkind: 'r', 'i', 'S', 't', 'v', 'm', 'c', 'f', 'p', 'I'
+	Natts        int16
+	Checks       int16
+	HasOIDs      bool // relhasoids (10, 11)
+	HasRules     bool
+	HasTriggers  bool
+	HasSubclass  bool
+	RowSecurity  bool
+	ForceRowSec  bool
+	IsPopulated  bool
+	ReplIdent    byte
+	IsPartition  bool
+	Rewrite      uint32 // relrewrite (11)
+	FrozenXID    uint32
+	MinMXID      uint32
+	HasACL       bool     // relacl is not NULL
+	Options      []string // reloptions ("fillfactor=70", ...), nil when NULL
+	HasPartBound bool     // relpartbound is not NULL
 }
 
 // Namespace is a pg_namespace row.
@@ -79,6 +80,7 @@ type Attribute struct {
 	IsLocal     bool
 	InhCount    int32
 	Collation   uint32
+	HasACL      bool // attacl is not NULL
 	// MissingVal is attmissingval's array as stored (its plain bytes,
 	// without the varlena header), nil when NULL; Missing is its single
 	// element, as a datum is stored in a tuple (varlena header included).
@@ -120,6 +122,8 @@ type Type struct {
 	TypMod      int32
 	NDims       int32
 	Collation   uint32
+	Default     string // typdefault, the default's text
+	HasDefault  bool
 }
 
 // Enum is a pg_enum row.
@@ -353,6 +357,39 @@ func (r *row) vector(col string, elemLen int16) [][]byte {
 	return out
 }
 
+// textArray reads a one-dimensional text[] column; nil when NULL.
+func (r *row) textArray(col string) []string {
+	p := r.plain(col)
+	if p == nil {
+		return nil
+	}
+	a, err := tuple.ParseArray(p)
+	if err == nil && a.NDim > 1 {
+		err = fmt.Errorf("%d dimensions", a.NDim)
+	}
+	if err == nil {
+		r.d.elems, err = a.Elements(r.d.elems, tuple.Attr{Len: -1, Align: 'i'})
+	}
+	if err != nil {
+		r.fail(col, "%v", err)
+		return nil
+	}
+	out := make([]string, 0, len(r.d.elems))
+	for _, e := range r.d.elems {
+		if e.IsNull() {
+			r.fail(col, "NULL element")
+			return nil
+		}
+		b, err := e.Detoast(nil, nil)
+		if err != nil {
+			r.fail(col, "%v", err)
+			return nil
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
 func (r *row) int2vector(col string) []int16 {
 	var out []int16
 	for _, e := range r.vector(col, 2) {
@@ -396,8 +433,9 @@ func (d *Decoder) Class(tup []byte) (Class, error) {
 		RowSecurity: r.bool("relrowsecurity"), ForceRowSec: r.bool("relforcerowsecurity"),
 		IsPopulated: r.bool("relispopulated"), ReplIdent: r.char("relreplident"), IsPartition: r.bool("relispartition"),
 		Rewrite: r.u32("relrewrite"), FrozenXID: r.u32("relfrozenxid"), MinMXID: r.u32("relminmxid"),
-		HasPartBound: !r.null("relpartbound"), HasRelOptions: !r.null("reloptions"),
+		HasACL: !r.null("relacl"), HasPartBound: !r.null("relpartbound"),
 	}
+	c.Options = r.textArray("reloptions")
 	return c, r.err
 }
 
@@ -442,6 +480,9 @@ func (d *Decoder) Type(tup []byte) (Type, error) {
 		Input: r.u32("typinput"), Output: r.u32("typoutput"), Receive: r.u32("typreceive"), Send: r.u32("typsend"),
 		Align: r.char("typalign"), Storage: r.char("typstorage"), NotNull: r.bool("typnotnull"),
 		BaseType: r.u32("typbasetype"), TypMod: r.i32("typtypmod"), NDims: r.i32("typndims"), Collation: r.u32("typcollation"),
+	}
+	if !r.null("typdefault") {
+		t.Default, t.HasDefault = r.text("typdefault"), true
 	}
 	return t, r.err
 }
@@ -510,6 +551,7 @@ func (d *Decoder) Attribute(tup []byte) (Attribute, error) {
 		Compression: r.char("attcompression"), NotNull: r.bool("attnotnull"), HasDef: r.bool("atthasdef"),
 		HasMissing: r.bool("atthasmissing"), Identity: r.char("attidentity"), Generated: r.char("attgenerated"),
 		Dropped: r.bool("attisdropped"), IsLocal: r.bool("attislocal"), Collation: r.u32("attcollation"),
+		HasACL: !r.null("attacl"),
 	}
 	// attstattarget, attndims and attinhcount became int2 in 16 (17 moved
 	// attstattarget and made it nullable).
