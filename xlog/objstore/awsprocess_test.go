@@ -247,6 +247,17 @@ func TestSSOCacheFile(t *testing.T) {
 // the documented GetRoleCredentials answer.
 func TestSSOProfiles(t *testing.T) {
 	portal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" { // SSO OIDC CreateToken (API Reference's request and answer)
+			var in map[string]string
+			json.NewDecoder(r.Body).Decode(&in)
+			if r.Method != "POST" || in["grantType"] != "refresh_token" || in["clientId"] != "c" || in["clientSecret"] != "s" || in["refreshToken"] != "refresh-1" {
+				w.WriteHeader(400)
+				fmt.Fprint(w, `{"error":"invalid_grant","error_description":"Invalid refresh token provided"}`)
+				return
+			}
+			fmt.Fprint(w, `{"accessToken":"valid-token","expiresIn":3600,"refreshToken":"refresh-2","tokenType":"Bearer"}`)
+			return
+		}
 		q := r.URL.Query()
 		if r.Method != "GET" || r.URL.Path != "/federation/credentials" || q.Get("account_id") != "111122223333" {
 			w.Header().Set("X-Amzn-Errortype", "InvalidRequestException:http://internal.amazon.com/coral/com.amazonaws.switchboard.portal/")
@@ -271,9 +282,11 @@ func TestSSOProfiles(t *testing.T) {
 	defer portal.Close()
 	session := "[profile dev]\nsso_session = corp\nsso_account_id = 111122223333\nsso_role_name = ReadOnly\nregion = eu-west-3\n[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\nsso_registration_scopes = sso:account:access\n"
 	legacy := "[profile dev]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\nsso_account_id = 111122223333\nsso_role_name = ReadOnly\n"
-	token := func(tok string, exp time.Time) string {
-		return fmt.Sprintf(`{"startUrl": "https://corp.awsapps.com/start", "region": "eu-west-1", "accessToken": %q, "expiresAt": %q, "clientId": "c", "clientSecret": "s", "refreshToken": "r"}`, tok, exp.UTC().Format(time.RFC3339))
+	tokenRefresh := func(tok string, exp time.Time, refresh string) string {
+		return fmt.Sprintf(`{"startUrl": "https://corp.awsapps.com/start", "region": "eu-west-1", "accessToken": %q, "expiresAt": %q, "clientId": "c", "clientSecret": "s", "refreshToken": %q, "registrationExpiresAt": "2099-01-01T00:00:00Z"}`, tok, exp.UTC().Format(time.RFC3339), refresh)
 	}
+	token := func(tok string, exp time.Time) string { return tokenRefresh(tok, exp, "refresh-1") }
+	earlier := time.Now().Add(-time.Minute)
 	later := time.Now().Add(time.Hour)
 	for _, tc := range []struct {
 		name, config, cacheKey, cache string
@@ -282,7 +295,9 @@ func TestSSOProfiles(t *testing.T) {
 		{"sso_session", session, "corp", token("valid-token", later), "ASIASSO", ""},
 		{"legacy", legacy, "https://corp.awsapps.com/start", token("valid-token", later), "ASIASSO", ""},
 		{"older CLI's expiry format", legacy, "https://corp.awsapps.com/start", `{"accessToken":"valid-token","expiresAt":"` + later.UTC().Format("2006-01-02T15:04:05UTC") + `"}`, "ASIASSO", ""},
-		{"expired", session, "corp", token("valid-token", time.Now().Add(-time.Minute)), "", "the SSO login expired at"},
+		{"expired, refreshed", session, "corp", token("old-token", earlier), "ASIASSO", ""},
+		{"expired, refresh refused", session, "corp", tokenRefresh("old-token", earlier, "revoked"), "", "could not be refreshed (CreateToken at http"},
+		{"expired legacy (never refreshed)", legacy, "https://corp.awsapps.com/start", token("old-token", earlier), "", "the SSO login expired at"},
 		{"not logged in", session, "", "", "", "no SSO login cached"},
 		{"token revoked", session, "corp", token("revoked", later), "", "401 Unauthorized UnauthorizedException Session token not found or invalid: run `aws sso login --profile dev`"},
 		{"role not granted", strings.Replace(session, "ReadOnly", "Admin", 1), "corp", token("valid-token", later), "", "403 Forbidden ForbiddenException No access"},
@@ -293,13 +308,16 @@ func TestSSOProfiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clearAWS(t)
 			t.Setenv("AWS_ENDPOINT_URL_SSO", portal.URL)
+			t.Setenv("AWS_ENDPOINT_URL_SSO_OIDC", portal.URL)
 			t.Setenv("AWS_PROFILE", "dev")
 			write(t, os.Getenv("AWS_CONFIG_FILE"), tc.config)
+			var cacheFile string
 			if tc.cacheKey != "" {
 				sum := sha1.Sum([]byte(tc.cacheKey))
 				dir := filepath.Join(os.Getenv("HOME"), ".aws", "sso", "cache")
 				os.MkdirAll(dir, 0o700)
-				write(t, filepath.Join(dir, hex.EncodeToString(sum[:])+".json"), tc.cache)
+				cacheFile = filepath.Join(dir, hex.EncodeToString(sum[:])+".json")
+				write(t, cacheFile, tc.cache)
 			}
 			p := &awsCredProvider{region: "eu-west-3", hc: http.DefaultClient}
 			c, err := p.get(context.Background())
@@ -307,7 +325,7 @@ func TestSSOProfiles(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrAWSCredentials) {
 					t.Fatalf("got %+v, %v; want an error containing %q", c, err, tc.wantErr)
 				}
-				if strings.Contains(tc.name, "expired") || strings.Contains(tc.name, "logged") {
+				if strings.Contains(tc.name, "expired") || strings.Contains(tc.name, "logged") || strings.Contains(tc.name, "revoked") {
 					if !strings.Contains(err.Error(), "run `aws sso login --profile dev`") {
 						t.Errorf("%v does not say how to log in", err)
 					}
@@ -316,6 +334,20 @@ func TestSSOProfiles(t *testing.T) {
 			}
 			if err != nil || c.AccessKeyID != tc.wantKey || c.SessionToken != "sso-token" || !c.Expires.Equal(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)) {
 				t.Fatalf("got %+v, %v", c, err)
+			}
+			if tc.name == "expired, refreshed" {
+				// The refreshed token is cached for the CLI and the next run.
+				var cached map[string]string
+				data, _ := os.ReadFile(cacheFile)
+				json.Unmarshal(data, &cached)
+				exp, err := time.Parse(time.RFC3339, cached["expiresAt"])
+				if cached["accessToken"] != "valid-token" || cached["refreshToken"] != "refresh-2" || cached["startUrl"] != "https://corp.awsapps.com/start" ||
+					cached["registrationExpiresAt"] != "2099-01-01T00:00:00Z" || err != nil || time.Until(exp) < 50*time.Minute {
+					t.Errorf("cache after the refresh: %s", data)
+				}
+				if st, err := os.Stat(cacheFile); err != nil || st.Mode().Perm() != 0o600 {
+					t.Errorf("cache file mode: %v %v", st.Mode(), err)
+				}
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -33,8 +34,10 @@ import (
 // URL, in hex>.json; the portal's GetRoleCredentials
 // (GET https://portal.sso.<sso_region>.amazonaws.com/federation/credentials,
 // the token in x-amz-sso_bearer_token) exchanges it for the role's
-// credentials. walscope reads the token and never writes the cache: an
-// expired token is not refreshed here, the error says to log in again.
+// credentials. An expired token of an sso-session is refreshed with the
+// SSO OIDC service and written back to the cache, as the SDKs do; an
+// expired legacy token, or one that cannot be refreshed, is an error that
+// says to log in again.
 
 // ssoToken is the part of a cached SSO token walscope reads (the CLI's
 // cache file, botocore/utils.py SSOTokenLoader and the Go SDK's
@@ -42,6 +45,10 @@ import (
 type ssoToken struct {
 	AccessToken string `json:"accessToken"`
 	ExpiresAt   string `json:"expiresAt"`
+	// For a refresh (sso-session tokens).
+	RefreshToken string `json:"refreshToken"`
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret"`
 }
 
 // ssoRoleCredentials is GetRoleCredentials' answer
@@ -153,7 +160,14 @@ func (p *awsCredProvider) ssoCreds(ctx context.Context, files *awsFiles, profile
 		return nil, profileErr(profile, "%s: expiresAt %q is not a time: %s", path, tok.ExpiresAt, login)
 	}
 	if !time.Now().Before(exp) {
-		return nil, profileErr(profile, "the SSO login expired at %s: %s", exp.UTC().Format(time.RFC3339), login)
+		// The SDKs refresh the token of an sso-session (never a legacy
+		// profile's) with the refresh token `aws sso login` registered.
+		if cfg.session == "" || tok.RefreshToken == "" || tok.ClientID == "" || tok.ClientSecret == "" {
+			return nil, profileErr(profile, "the SSO login expired at %s: %s", exp.UTC().Format(time.RFC3339), login)
+		}
+		if err := p.refreshSSOToken(ctx, cfg, path, &tok); err != nil {
+			return nil, &credErr{profile: profile, err: fmt.Errorf("the SSO login expired at %s and could not be refreshed (%w): %s", exp.UTC().Format(time.RFC3339), err, login)}
+		}
 	}
 	base := ssoEndpoint(cfg.region)
 	u := strings.TrimSuffix(base, "/") + "/federation/credentials?" +
@@ -201,4 +215,87 @@ func (p *awsCredProvider) ssoCreds(ctx context.Context, files *awsFiles, profile
 		c.Expires = time.UnixMilli(rc.Expiration)
 	}
 	return c, nil
+}
+
+// refreshSSOToken exchanges an sso-session's refresh token for a new access
+// token with the SSO OIDC service's CreateToken
+// (https://docs.aws.amazon.com/singlesignon/latest/OIDCAPIReference/API_CreateToken.html,
+// POST https://oidc.<sso_region>.amazonaws.com/token, or
+// AWS_ENDPOINT_URL_SSO_OIDC), and writes it into the cache file as the
+// SDKs do (the other fields kept; a new file renamed over the old one). A
+// cache that cannot be written does not fail the run: the token is valid.
+func (p *awsCredProvider) refreshSSOToken(ctx context.Context, cfg ssoConfig, path string, tok *ssoToken) error {
+	base := serviceEndpoint("SSO_OIDC")
+	if base == "" {
+		base = "https://oidc." + cfg.region + ".amazonaws.com"
+		if strings.HasPrefix(cfg.region, "cn-") {
+			base += ".cn"
+		}
+	}
+	body, _ := json.Marshal(map[string]string{"clientId": tok.ClientID, "clientSecret": tok.ClientSecret,
+		"grantType": "refresh_token", "refreshToken": tok.RefreshToken})
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(base, "/")+"/token", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	var out struct {
+		AccessToken  string `json:"accessToken"`
+		ExpiresIn    int64  `json:"expiresIn"`
+		RefreshToken string `json:"refreshToken"`
+		Error        string `json:"error"`
+		Description  string `json:"error_description"`
+	}
+	json.Unmarshal(data, &out)
+	if resp.StatusCode != 200 || out.AccessToken == "" || out.ExpiresIn <= 0 {
+		return fmt.Errorf("CreateToken at %s answered %s %s %s", base, resp.Status, out.Error, out.Description)
+	}
+	tok.AccessToken = out.AccessToken
+	tok.ExpiresAt = time.Now().Add(time.Duration(out.ExpiresIn) * time.Second).UTC().Format(time.RFC3339)
+	if out.RefreshToken != "" {
+		tok.RefreshToken = out.RefreshToken
+	}
+	writeSSOCache(path, tok)
+	return nil
+}
+
+// writeSSOCache writes a refreshed token over the cache file, keeping the
+// fields walscope does not read.
+func writeSSOCache(path string, tok *ssoToken) {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	fields := map[string]json.RawMessage{}
+	if json.Unmarshal(old, &fields) != nil {
+		return
+	}
+	for k, v := range map[string]string{"accessToken": tok.AccessToken, "expiresAt": tok.ExpiresAt, "refreshToken": tok.RefreshToken} {
+		fields[k], _ = json.Marshal(v)
+	}
+	data, err := json.Marshal(fields)
+	if err != nil {
+		return
+	}
+	mode := fs.FileMode(0o600)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", path, time.Now().UnixNano())
+	if err := os.WriteFile(tmp, data, mode); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	if os.Rename(tmp, path) != nil {
+		os.Remove(tmp)
+	}
 }
