@@ -355,7 +355,9 @@ func truncateIdentifier(s string) string {
 // Resolve finds the relation a name means, as PostgreSQL resolves
 // 'name'::regclass with the default search_path ("$user", public, and
 // pg_catalog searched first as it implicitly is): "table", "schema.table"
-// or "database.schema.table" (the database must be this catalog's).
+// or "database.schema.table" (the database must be this catalog's). A
+// session's temporary schema (pg_temp_N), which PostgreSQL searches first,
+// is not: a reader of files has no session.
 func (c *Catalog) Resolve(name string) (*Class, error) {
 	parts, err := ParseQualifiedName(name)
 	if err != nil {

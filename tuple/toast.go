@@ -137,7 +137,13 @@ func (s *ToastStore) Fetch(toastRelid, valueID uint32, size int) ([]byte, error)
 	if !ok {
 		return nil, fmt.Errorf("toast value %d in relation %d: no chunk: %w", valueID, toastRelid, ErrNoToast)
 	}
-	out, err := AssembleChunks(make([]byte, 0, size), valueID, size, s.MaxChunk, chunks)
+	// size comes from a TOAST pointer: allocate what the chunks hold, not
+	// what a corrupt pointer claims
+	held := 0
+	for _, c := range chunks {
+		held += len(c.Data)
+	}
+	out, err := AssembleChunks(make([]byte, 0, min(size, held)), valueID, size, s.MaxChunk, chunks)
 	if err != nil {
 		return nil, fmt.Errorf("toast relation %d: %w", toastRelid, err)
 	}
