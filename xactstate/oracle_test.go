@@ -257,7 +257,11 @@ EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`)
 	// Step 4: the open lockers end; a last commit.
 	d.exec("COMMIT")
 	e.exec("COMMIT")
-	w.xactWithRow(a, "s4/commit", "COMMIT")
+	// 33,000 more transactions: the xids cross into pg_xact's second page
+	// (32,768 per 8 kB page), which a CLOG ZEROPAGE record creates.
+	a.exec("DO $$ BEGIN FOR i IN 1..33000 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$")
+	w.xactWithRow(a, "s4/commit-page1", "COMMIT")
+	w.xactWithRow(a, "s4/abort-page1", "ROLLBACK")
 	w.restorePoint(p, "rp4")
 
 	// Commit timestamps (track_commit_timestamp), in Unix microseconds.
