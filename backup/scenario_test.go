@@ -126,7 +126,15 @@ func readFacts() error {
 	return nil
 }
 
+// cleanups run at the end of the test binary (work directories).
+var cleanups []func()
+
 func removeScenario() {
+	if os.Getenv("WALSCOPE_BACKUPTEST_KEEP") != "1" {
+		for _, f := range cleanups {
+			f()
+		}
+	}
 	if scenarioRoot == "" {
 		return
 	}
