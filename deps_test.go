@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"names":                {"xlog", "xlog/stream", "decode", "rmgr", "pass"},
 	"incident":             {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "backup"},
 	"whatif":               {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify"},
+	"replay":               {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup"}, // pages, commit state and catalogs as of a recovery target (issue 26)
 	"backup":               {"xlog", "decode"},
 	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
