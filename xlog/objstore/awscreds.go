@@ -24,7 +24,7 @@ import (
 //     and AWS_ROLE_ARN, exchanged with STS AssumeRoleWithWebIdentity;
 //  3. the shared files: the AWS_PROFILE (default "default") profile of
 //     ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE) and ~/.aws/config
-//     (AWS_CONFIG_FILE), static keys;
+//     (AWS_CONFIG_FILE), of any kind below;
 //  4. the container endpoint (ECS task roles, EKS Pod Identity):
 //     AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI, with
 //     AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE);
