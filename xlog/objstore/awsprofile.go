@@ -326,6 +326,9 @@ func (p *awsCredProvider) credentialSource(ctx context.Context, profile, source 
 		}
 		return &awsCreds{AccessKeyID: id, SecretAccessKey: secret, SessionToken: os.Getenv("AWS_SESSION_TOKEN"), Source: "environment"}, nil
 	case "Ec2InstanceMetadata":
+		if strings.EqualFold(os.Getenv("AWS_EC2_METADATA_DISABLED"), "true") {
+			return nil, profileErr(profile, "credential_source Ec2InstanceMetadata, but AWS_EC2_METADATA_DISABLED=true")
+		}
 		c, err := p.imds(ctx)
 		if err != nil {
 			return nil, &credErr{profile: profile, err: fmt.Errorf("credential_source Ec2InstanceMetadata: %w", err)}

@@ -274,6 +274,22 @@ func TestRoleProfiles(t *testing.T) {
 		fmt.Fprint(w, `{"AccessKeyId":"ASIAECS","SecretAccessKey":"ecs-secret","Token":"ecs-token","Expiration":"2099-01-01T00:00:00Z"}`)
 	}))
 	defer ecs.Close()
+	// IMDSv2: a session token, then the role's name, then its credentials.
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == "PUT" && r.URL.Path == "/latest/api/token" && r.Header.Get("X-Aws-Ec2-Metadata-Token-Ttl-Seconds") != "":
+			fmt.Fprint(w, "imds-session")
+		case r.Header.Get("X-Aws-Ec2-Metadata-Token") != "imds-session":
+			http.Error(w, "", 401)
+		case r.URL.Path == "/latest/meta-data/iam/security-credentials/":
+			fmt.Fprint(w, "instance-role")
+		case r.URL.Path == "/latest/meta-data/iam/security-credentials/instance-role":
+			fmt.Fprint(w, `{"Code":"Success","Type":"AWS-HMAC","AccessKeyId":"ASIAEC2","SecretAccessKey":"ec2-secret","Token":"ec2-token","Expiration":"2099-01-01T00:00:00Z"}`)
+		default:
+			http.Error(w, "", 404)
+		}
+	}))
+	defer imds.Close()
 	const roleARN = "arn:aws:iam::123456789012:role/wal-reader"
 	base := "[profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = base-secret\n"
 	type want struct {
@@ -300,6 +316,11 @@ func TestRoleProfiles(t *testing.T) {
 		{"credential_source EcsContainer", "ecsrole", "[profile ecsrole]\nrole_arn = " + roleARN + "\ncredential_source = EcsContainer\n", "",
 			map[string]string{"AWS_CONTAINER_CREDENTIALS_FULL_URI": ecs.URL},
 			want{key: "ASIAROLE1", signers: []string{"ASIAECS"}}},
+		{"credential_source Ec2InstanceMetadata", "ec2role", "[profile ec2role]\nrole_arn = " + roleARN + "\ncredential_source = Ec2InstanceMetadata\n", "",
+			map[string]string{"AWS_EC2_METADATA_DISABLED": "", "AWS_EC2_METADATA_SERVICE_ENDPOINT": imds.URL},
+			want{key: "ASIAROLE1", signers: []string{"ASIAEC2"}}},
+		{"credential_source Ec2InstanceMetadata, disabled", "ec2role", "[profile ec2role]\nrole_arn = " + roleARN + "\ncredential_source = Ec2InstanceMetadata\n", "", nil,
+			want{err: "AWS_EC2_METADATA_DISABLED=true"}},
 		{"web_identity_token_file", "wi", "[profile wi]\nrole_arn = " + roleARN + "\nweb_identity_token_file = TOKENFILE\nrole_session_name = pod\n", "", nil,
 			want{key: "ASIAROLE1", signers: []string{""}, form: map[string]string{"Action": "AssumeRoleWithWebIdentity", "RoleSessionName": "pod", "WebIdentityToken": "jwt"}}},
 		{"cycle", "a", "[profile a]\nrole_arn = arn:aws:iam::1:role/a\nsource_profile = b\n[profile b]\nrole_arn = arn:aws:iam::1:role/b\nsource_profile = a\n", "", nil,
@@ -334,6 +355,7 @@ func TestRoleProfiles(t *testing.T) {
 			sts.addKey("AKIDFILE", "file-secret", "")
 			sts.addKey("AKIDSELF", "self-secret", "")
 			sts.addKey("ASIAECS", "ecs-secret", "ecs-token")
+			sts.addKey("ASIAEC2", "ec2-secret", "ec2-token")
 			t.Setenv("AWS_ENDPOINT_URL_STS", srv.URL)
 			dir := t.TempDir()
 			tokenFile := filepath.Join(dir, "token")
