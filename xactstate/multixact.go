@@ -155,7 +155,13 @@ func (s *State) addMultiXact(rec *decode.Record, info uint8) {
 // does not exist (never recorded, or truncated), or the read error.
 func (s *State) MultiMembers(m MultiXactID) ([]Member, error) {
 	if e, ok := s.multis[m]; ok {
-		return append([]Member(nil), e.members...), nil
+		out := make([]Member, 0, len(e.members))
+		for _, mb := range e.members {
+			if mb.XID != invalidXID { // as read back from the SLRU
+				out = append(out, mb)
+			}
+		}
+		return out, nil
 	}
 	noMulti := func(format string, args ...any) error {
 		return &Error{Multi: m, Err: fmt.Errorf("%w: "+format, append([]any{ErrNoMulti}, args...)...)}
