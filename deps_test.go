@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
 	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "internal/outfile"},
-	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "replay", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},
 	"internal/waltest":     {"xlog", "decode", "internal/testwal"}, // test helpers of the analysis packages
 	"internal/outfile":     {},                                     // outputs: atomic replacement, devices streamed to, temporary files removed on a signal
@@ -47,6 +47,7 @@ var allowed = map[string][]string{
 	"internal/prefault":    {},                                     // the executable's code mapped in one call at start (main only)
 	"internal/archivetest": {},
 	"internal/restoretest": {},
+	"internal/pgtest":      {}, // real servers for the oracle tests: clusters, sessions, low-level base backups, restores to a target
 	"scripts/pglzbench":    {"xlog", "decode"},          // bench-pglz.sh's pages and Go side
 	"tuple":                {"xlog", "decode"},          // heap tuples deformed, varlena classified, TOAST reassembled
 	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files

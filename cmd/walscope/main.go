@@ -155,6 +155,7 @@ var commands = []commandEntry{
 	{"report", reportCommand},
 	{"events", eventsCommand},
 	{"pitr", pitrCommand},
+	{"page", pageCommand},
 }
 
 type commandEntry struct {
