@@ -65,8 +65,8 @@ type WhatIfInput struct {
 	// has imaged since its last redo point are those the server had at
 	// CountFrom, not a checkpoint assumed there.
 	CountFrom xlog.LSN
-	Redo              []xlog.LSN    // the stream's redo points, in order
-	WalLevel          xlog.WalLevel // the stream's wal_level, WalLevelUnknown if unknown
+	Redo      []xlog.LSN    // the stream's redo points, in order
+	WalLevel  xlog.WalLevel // the stream's wal_level, WalLevelUnknown if unknown
 	// DataLen is the mean block data length of image-less block references,
 	// by rmgr, record type and block id: what a block carries when no image
 	// replaces its data.
