@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"internal/prefault":    {},                                     // the executable's code mapped in one call at start (main only)
 	"internal/archivetest": {},
 	"internal/restoretest": {},
-	"internal/pgtest":      {}, // real servers for the oracle tests: clusters, sessions, low-level base backups, restores to a target
+	"internal/pgtest":      {},                          // real servers for the oracle tests: clusters, sessions, low-level base backups, restores to a target
 	"scripts/pglzbench":    {"xlog", "decode"},          // bench-pglz.sh's pages and Go side
 	"tuple":                {"xlog", "decode"},          // heap tuples deformed, varlena classified, TOAST reassembled
 	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files
