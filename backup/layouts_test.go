@@ -270,10 +270,12 @@ func TestPgBackRest(t *testing.T) {
 			}
 		})
 	}
-	// the stanza directory opens its newest backup
-	b := openT(t, filepath.Join(w, "pgbr", "backup", "demo"))
-	if got := filepath.Base(b.Label().Path); got != labels[len(labels)-1] {
-		t.Errorf("the stanza opened %s, want %s", got, labels[len(labels)-1])
+	// block incremental (pgBackRest 2.45's BETA) is refused, by the backup's
+	// directory and by the stanza's (its newest backup)
+	block := facts["pgbr_block_label"]
+	for _, p := range []string{filepath.Join(w, "pgbr", "backup", "demo", block), filepath.Join(w, "pgbr", "backup", "demo")} {
+		_, err := Open(p)
+		wantErr(t, "Open of a block incremental backup", err, ErrUnsupported, block)
 	}
 }
 

@@ -16,10 +16,12 @@
 #   - a pgBackRest repository pgbr/ (stanza demo): a full backup (gz), a diff
 #     (lz4), an incr (zst, bundled), an incr (bz2), an incr (none), work
 #     between them; each restored by pgbackrest restore into pgbr-restore-N/;
+#     then a full backup with block incremental (--repo1-block --beta);
 #   - a Barman server barman/pg (backup_method = postgres), its backup
 #     recovered by barman recover into barman-restore/.
 #
-# WORK/facts.env: pgbr_labels (space-separated, oldest first), barman_id,
+# WORK/facts.env: pgbr_labels (space-separated, oldest first),
+# pgbr_block_label, barman_id,
 # tblspc_oid. As root the servers and tools run as the postgres user.
 W=${1:?usage: scenario.sh WORK}
 PORT=${PORT:-55611}
@@ -192,6 +194,10 @@ for l in $labels; do
   i=$((i + 1))
   asp "$PGBR restore --set=$l --pg1-path=$W/pgbr-restore-$i --tablespace-map=$tsoid=$W/pgbr-restore-$i-ts1"
 done
+# pgBackRest 2.45's block incremental (BETA): the package says it does not
+# read it
+asp "$PGBR backup --type=full --repo1-bundle --repo1-block --beta"
+echo "pgbr_block_label=$(ls "$W/pgbr/backup/demo" | grep -E '^[0-9]{8}-[0-9]{6}F$' | sort | tail -1)" >> "$F"
 
 log "barman"
 asp "$BM archive-wal pg" >/dev/null
