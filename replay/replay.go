@@ -110,7 +110,8 @@ type relState struct {
 	base     uint32 // blocks the backup's file may give (math.MaxUint32: its own size)
 	size     uint32 // the file's size in blocks, where known (sized)
 	sized    bool
-	notHeap  bool   // pages that are not heap pages (an index's FPIs): not held
+	extent   uint32  // the highest block the WAL wrote since the file was made or cut, plus one
+	notHeap  bool    // pages that are not heap pages (an index's FPIs): not held
 	copyFrom *relKey // a CREATE DATABASE copy: untouched blocks read from there
 }
 
@@ -375,6 +376,7 @@ func (r *Replay) truncate(k relKey, blocks uint32) {
 		s.base = blocks
 	}
 	s.size, s.sized = blocks, true
+	s.extent = min(s.extent, blocks)
 	r.store.drop(func(b blockKey) bool { return b.rel == k.rel && b.fork == k.fork && b.blk >= blocks })
 }
 
@@ -522,6 +524,7 @@ func (r *Replay) block(k blockKey, init bool) (*held, error) {
 	if st.sized && k.blk >= st.size {
 		st.size = k.blk + 1
 	}
+	st.extent = max(st.extent, k.blk+1)
 	return h, nil
 }
 
@@ -579,7 +582,7 @@ func (r *Replay) NBlocks(rel decode.RelFileLocator, fork decode.ForkNumber) (uin
 		}
 		st.size, st.sized = max(st.size, n), true
 	}
-	return st.size, nil
+	return max(st.size, st.extent), nil
 }
 
 // Page returns block blk of a relation fork as of the target (appended to

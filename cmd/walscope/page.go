@@ -46,6 +46,7 @@ func pageCommand() *cli.Command {
 		&cli.StringFlag{Name: "relation", Aliases: []string{"R"}, Usage: "the relation `REL`: a name (schema.table, table, database.schema.table) as of the target, or T/D/R"},
 		&cli.StringFlag{Name: "database", Usage: "resolve --relation in database `OID` only (default: every database; an ambiguous name is an error)"},
 		&cli.StringFlag{Name: "fork", Value: "main", Usage: "the `FORK` (only main is replayed)"},
+		&cli.BoolFlag{Name: "toast", Usage: "the pages of the relation's TOAST table instead"},
 		&cli.StringFlag{Name: "block", Usage: "only block `N` (default: every block)"},
 	}, targetFlags()...)
 	flags = append(flags,
@@ -181,6 +182,9 @@ func relationOf(c *cli.Command, r *replay.Replay) (decode.RelFileLocator, string
 		return decode.RelFileLocator{}, "", usageErr("give --relation: a name (schema.table) or T/D/R")
 	}
 	if f := strings.Split(spec, "/"); len(f) == 3 {
+		if c.Bool("toast") {
+			return decode.RelFileLocator{}, "", usageErr("--toast takes a relation name, not T/D/R")
+		}
 		var loc decode.RelFileLocator
 		var vals [3]uint64
 		for i, p := range f {
@@ -204,6 +208,18 @@ func relationOf(c *cli.Command, r *replay.Replay) (decode.RelFileLocator, string
 	rel, err := r.Resolve(spec, db)
 	if err != nil {
 		return decode.RelFileLocator{}, "", replayError(err)
+	}
+	if c.Bool("toast") {
+		t := rel.Catalog.Toast(rel.Class)
+		if t == nil {
+			return decode.RelFileLocator{}, "", &exitError{code: exitNoRelation, noHint: true, msg: fmt.Sprintf("relation %s has no TOAST table at the target", spec)}
+		}
+		loc, err := rel.Catalog.Locator(t)
+		if err != nil {
+			return decode.RelFileLocator{}, "", replayError(err)
+		}
+		rel.Class, rel.Locator = t, loc
+		spec = "pg_toast." + t.Name
 	}
 	if rel.Class.Am != 0 && rel.Class.Am != 2 { // pg_am: heap is 2
 		return decode.RelFileLocator{}, "", &exitError{code: exitProblem, noHint: true,
@@ -262,7 +278,6 @@ func pageAction(c *cli.Command) error {
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		var page []byte
-		st := r.Stop()
 		if outFormat == "json" {
 			bw.WriteString("[")
 		}
@@ -276,12 +291,12 @@ func pageAction(c *cli.Command) error {
 			case "raw":
 				bw.Write(page)
 			case "text":
-				writePageText(bw, name, blk, lsn, page, st)
+				writePageText(bw, name, blk, lsn, page, r.Xacts())
 			case "json":
 				if blk > first {
 					bw.WriteString(",")
 				}
-				if err := writePageJSON(bw, blk, lsn, page); err != nil {
+				if err := writePageJSON(bw, blk, lsn, page, r.Xacts()); err != nil {
 					return err
 				}
 			}
@@ -311,7 +326,14 @@ type pageJSON struct {
 	Items      []map[string]any `json:"items"`
 }
 
-func writePageJSON(w io.Writer, blk uint32, lsn xlog.LSN, page []byte) error {
+// visible tells whether a snapshot taken at the target sees a line
+// pointer's tuple (on a standby paused there).
+func visible(xs *xactstate.State, it heap.Item) bool {
+	return it.HasTuple && xs.TupleVisible(xactstate.TupleHeader{Xmin: xlog.XID(it.Xmin), Xmax: xlog.XID(it.Xmax),
+		Xvac: xlog.XID(it.Field3), Infomask2: it.Infomask2, Infomask: it.Infomask})
+}
+
+func writePageJSON(w io.Writer, blk uint32, lsn xlog.LSN, page []byte, xs *xactstate.State) error {
 	j := pageJSON{Block: blk, Items: []map[string]any{}}
 	if lsn != 0 {
 		s := lsn.String()
@@ -323,7 +345,9 @@ func writePageJSON(w io.Writer, blk uint32, lsn xlog.LSN, page []byte) error {
 		j.Header = map[string]any{"lsn": xlog.LSN(h.LSN).String(), "checksum": h.Checksum, "flags": h.Flags, "lower": h.Lower,
 			"upper": h.Upper, "special": h.Special, "pagesize": h.PageSize, "version": h.Version, "prune_xid": h.PruneXID}
 		for _, it := range p.Items {
-			j.Items = append(j.Items, itemJSON(it))
+			m := itemJSON(it)
+			m["visible"] = visible(xs, it)
+			j.Items = append(j.Items, m)
 		}
 	} else {
 		j.Header = map[string]any{"error": err.Error()}
@@ -358,7 +382,7 @@ func itemJSON(it heap.Item) map[string]any {
 	return m
 }
 
-func writePageText(w *bufio.Writer, name string, blk uint32, lsn xlog.LSN, page []byte, st replay.Stop) {
+func writePageText(w *bufio.Writer, name string, blk uint32, lsn xlog.LSN, page []byte, xs *xactstate.State) {
 	changed := "unchanged since the backup"
 	if lsn != 0 {
 		changed = "last changed by the record at " + lsn.String()
@@ -373,15 +397,19 @@ func writePageText(w *bufio.Writer, name string, blk uint32, lsn xlog.LSN, page 
 	fmt.Fprintf(w, "  lsn %s checksum %d flags %d lower %d upper %d special %d pagesize %d version %d prune_xid %d\n",
 		xlog.LSN(h.LSN), h.Checksum, h.Flags, h.Lower, h.Upper, h.Special, h.PageSize, h.Version, h.PruneXID)
 	if len(p.Items) > 0 {
-		fmt.Fprintf(w, "  %4s %6s %8s %6s %10s %10s %8s %12s %11s %10s %6s  %s\n", "lp", "lp_off", "lp_flags", "lp_len", "t_xmin", "t_xmax", "t_field3", "t_ctid", "t_infomask2", "t_infomask", "t_hoff", "t_bits")
+		fmt.Fprintf(w, "  %4s %6s %8s %6s %10s %10s %8s %12s %11s %10s %6s %7s  %s\n", "lp", "lp_off", "lp_flags", "lp_len", "t_xmin", "t_xmax", "t_field3", "t_ctid", "t_infomask2", "t_infomask", "t_hoff", "visible", "t_bits")
 	}
 	for _, it := range p.Items {
 		if !it.HasTuple {
 			fmt.Fprintf(w, "  %4d %6d %8d %6d\n", it.LP, it.LPOff, it.LPFlags, it.LPLen)
 			continue
 		}
-		fmt.Fprintf(w, "  %4d %6d %8d %6d %10d %10d %8d %12s %11d %10d %6d  %s\n", it.LP, it.LPOff, it.LPFlags, it.LPLen,
-			it.Xmin, it.Xmax, it.Field3, fmt.Sprintf("(%d,%d)", it.CtidBlock, it.CtidOffset), it.Infomask2, it.Infomask, it.Hoff, it.Bits)
+		vis := "no"
+		if visible(xs, it) {
+			vis = "yes"
+		}
+		fmt.Fprintf(w, "  %4d %6d %8d %6d %10d %10d %8d %12s %11d %10d %6d %7s  %s\n", it.LP, it.LPOff, it.LPFlags, it.LPLen,
+			it.Xmin, it.Xmax, it.Field3, fmt.Sprintf("(%d,%d)", it.CtidBlock, it.CtidOffset), it.Infomask2, it.Infomask, it.Hoff, vis, it.Bits)
 	}
 	w.WriteString("\n")
 }
