@@ -89,6 +89,19 @@ func (w *workload) xactWithRow(s *session, name, end string) {
 	s.exec(end)
 }
 
+// manyMultis makes n multixacts from one session: each transaction locks
+// row id FOR KEY SHARE and updates it in a subtransaction (an EXCEPTION
+// block), which makes the row's xmax a multixact of the top-level locker
+// and the updating subtransaction.
+func (w *workload) manyMultis(s *session, id, n int) {
+	w.t.Helper()
+	s.exec(fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP
+  PERFORM FROM t WHERE id = %d FOR KEY SHARE;
+  BEGIN UPDATE t SET v = v + 1 WHERE id = %d; EXCEPTION WHEN others THEN RAISE; END;
+  COMMIT;
+END LOOP; END $$`, n, id, id))
+}
+
 // subxacts opens a transaction with n released savepoints, each inserting
 // a row (so each has an xid); the top stays open.
 func (w *workload) subxacts(s *session, name string, n int) {
@@ -148,6 +161,7 @@ EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`)
 	w.note("pre/p00/sub", c.one("INSERT INTO u VALUES (4, 2) RETURNING xmin"))
 	c.exec("RELEASE s")
 	c.exec("PREPARE TRANSACTION 'p00'") // prepared to the end
+	w.manyMultis(a, 12, 1200)           // before the backup: read from pg_multixact
 	long.exec("BEGIN")
 	w.note("pre/long", long.one("INSERT INTO u VALUES (5, 0) RETURNING xmin")) // open during the backup
 
@@ -252,6 +266,7 @@ EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`)
 	w.note("s3/update-h-open", d.one("UPDATE t SET v = v + 100 WHERE id = 11 RETURNING txid_current()"))
 	c.exec("COMMIT PREPARED 'pc'")
 	long.exec("ROLLBACK")
+	w.manyMultis(a, 13, 1000) // after: CREATE_ID records, ZERO_OFF_PAGE and ZERO_MEM_PAGE
 	w.restorePoint(p, "rp3")
 
 	// Step 4: the open lockers end; a last commit.
@@ -359,8 +374,17 @@ func multiAnswers(t *testing.T, s *server, tuples map[string][]tupleRow) map[uin
 			}
 		}
 	}
+	if len(out) == 0 {
+		return out
+	}
+	ids := make([]string, 0, len(out))
 	for m := range out {
-		out[m] = strings.Join(s.query(t, fmt.Sprintf("SELECT mm('%d')", m)), "")
+		ids = append(ids, strconv.FormatUint(uint64(m), 10))
+	}
+	for _, l := range s.query(t, "SELECT m, mm(m::text::xid) FROM unnest(ARRAY["+strings.Join(ids, ",")+"]::bigint[]) m") {
+		f := strings.SplitN(l, "|", 2)
+		m, _ := strconv.ParseUint(f[0], 10, 32)
+		out[uint32(m)] = f[1]
 	}
 	return out
 }
@@ -440,6 +464,7 @@ type walFacts struct {
 	parent        map[uint32]xlog.XID
 	parentLSN     map[uint32]xlog.LSN
 	restorePoints map[string]xlog.LSN
+	assignments   int // ASSIGNMENT records
 }
 
 var waldumpLine = regexp.MustCompile(`^rmgr: (\S+)\s+len \(rec/tot\):\s+\d+/\s*\d+, tx:\s+(\d+), lsn: ([0-9A-F]+/[0-9A-F]+), prev [0-9A-F]+/[0-9A-F]+, desc: (\S+) ?(.*)$`)
@@ -494,6 +519,7 @@ func waldump(t *testing.T, bin, archive string, start xlog.LSN) walFacts {
 			}
 			subs(xlog.XID(x))
 		case m[4] == "ASSIGNMENT":
+			f.assignments++
 			// "xtop N: subxacts: a b c"
 			x, _ := strconv.ParseUint(strings.TrimSuffix(strings.Fields(desc)[1], ":"), 10, 32)
 			subs(xlog.XID(x))
@@ -691,6 +717,9 @@ func runOracle(t *testing.T, cfg oracleConfig) {
 	var facts walFacts
 	if cfg.waldump {
 		facts = waldump(t, cfg.client, archive, backupStart(t, base))
+		if facts.assignments == 0 {
+			t.Errorf("the workload logged no XACT_ASSIGNMENT")
+		}
 	}
 
 	for _, target := range w.steps {
