@@ -76,6 +76,13 @@ type Config struct {
 	// Hold says which relation files' blocks are held (nil: all): the
 	// catalogs need their database's and the shared ones.
 	Hold func(decode.RelFileLocator) bool
+	// HoldCatalogs holds, besides what Hold says, the blocks of shared
+	// relations, of the files numbered below FirstNormalObjectId (the
+	// system catalogs as initdb made them) and of every file the WAL makes
+	// (catalogs rewritten by VACUUM FULL, tables created since the
+	// backup): what Catalog and Resolve read, with a Hold of the files a
+	// name had at the backup's start (FilesNamed).
+	HoldCatalogs bool
 	// MemoryBytes bounds the pages held in memory (0: 256 MiB); beyond,
 	// they go to a file of ours in TempDir ("" is os.TempDir()).
 	MemoryBytes int64
@@ -182,12 +189,26 @@ func (r *Replay) run() error {
 	opts.Start = start
 	rd, err := xlog.NewReader(cfg.WAL, opts)
 	if err != nil {
+		// Another system's WAL rarely holds the backup's start: say it is
+		// another system's, as recovery would on reading its first page.
+		from := opts
+		from.Start = 0
+		if any, aerr := xlog.NewReader(cfg.WAL, from); aerr == nil {
+			id := any.SystemID()
+			any.Close()
+			if oerr := r.checkSystem(id); oerr != nil {
+				return oerr
+			}
+		}
+		if errors.Is(err, xlog.ErrSegmentNotFound) {
+			return &Error{LSN: start, Msg: fmt.Sprintf("the segment of the backup's start %s: %v", start, err), Err: errors.Join(ErrWALMissing, err)}
+		}
 		return err
 	}
 	defer rd.Close()
 	r.version = rd.Version()
-	if id := rd.SystemID(); id != 0 && cfg.Backup.SystemID() != 0 && id != cfg.Backup.SystemID() {
-		return &Error{Msg: fmt.Sprintf("the WAL's system identifier is %d, the backup's %d", id, cfg.Backup.SystemID()), Err: ErrOtherSystem}
+	if err := r.checkSystem(rd.SystemID()); err != nil {
+		return err
 	}
 	if r.xacts, err = xactstate.New(cfg.Backup, r.version, r.blockSize); err != nil {
 		return err
@@ -201,6 +222,11 @@ func (r *Replay) run() error {
 		rec, err := rd.Next()
 		if err != nil {
 			end := rd.EndLSN()
+			if errors.Is(err, xlog.ErrSegmentNotFound) {
+				// a gap: later segments are there, this one is not (the
+				// reader says so only below the highest segment present)
+				return &Error{LSN: end, Msg: fmt.Sprintf("%s: %v", cfg.Target, err), Err: errors.Join(ErrWALMissing, err)}
+			}
 			if err != io.EOF && !xlog.IsEndOfWAL(err) {
 				return err
 			}
@@ -258,6 +284,14 @@ func (r *Replay) run() error {
 		return err
 	}
 	r.xacts.Finish()
+	return nil
+}
+
+// checkSystem compares the WAL's system identifier with the backup's.
+func (r *Replay) checkSystem(id uint64) error {
+	if b := r.cfg.Backup.SystemID(); id != 0 && b != 0 && id != b {
+		return &Error{Msg: fmt.Sprintf("the WAL's system identifier is %d, the backup's %d", id, b), Err: ErrOtherSystem}
+	}
 	return nil
 }
 
@@ -323,7 +357,17 @@ func (r *Replay) rel(k relKey) *relState {
 }
 
 func (r *Replay) holds(rel decode.RelFileLocator) bool {
-	return r.cfg.Hold == nil || r.cfg.Hold(rel)
+	if r.cfg.Hold == nil || r.cfg.Hold(rel) {
+		return true
+	}
+	if !r.cfg.HoldCatalogs {
+		return false
+	}
+	if rel.DBOID == 0 || rel.RelNumber < firstNormalObjectID {
+		return true // a shared or a system catalog's first file
+	}
+	st := r.rels[relKey{rel, decode.ForkMain}]
+	return st != nil && st.created // made by the WAL: a rewritten catalog, or a table made since the backup
 }
 
 // apply replays rec's changes to the held pages and the relation states.
