@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/backup"
+	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/heap"
 	"github.com/walscope/walscope/replay"
@@ -147,12 +148,77 @@ func openReplay(c *cli.Command, hold func(decode.RelFileLocator) bool) (*replay.
 		return nil, nil, readerSetupError(err)
 	}
 	r, err := replay.Run(replay.Config{Backup: replay.OpenBackup(b), WAL: src, Options: xlog.Options{FollowHistory: true},
-		Target: target, Hold: hold, MemoryBytes: mem, TempDir: os.TempDir()})
+		Target: target, Hold: hold, HoldCatalogs: hold != nil, MemoryBytes: mem, TempDir: os.TempDir()})
 	if err != nil {
 		b.Close()
 		return nil, nil, replayError(err)
 	}
 	return r, b, nil
+}
+
+// replayRelation replays to the target holding only the blocks --relation
+// needs: the files its name had at the backup's start (replay.FilesNamed),
+// the catalogs and every file the WAL makes, in one reading of the WAL; if
+// the name means another file at the target (a table renamed to it since),
+// a second reading holds that file.
+func replayRelation(c *cli.Command) (*replay.Replay, *backup.Backup, decode.RelFileLocator, string, error) {
+	var none decode.RelFileLocator
+	spec := c.String("relation")
+	want := map[decode.RelFileLocator]bool{}
+	if loc, ok := parseLocator(spec); ok {
+		want[loc] = true
+	} else if parts, err := catalog.ParseQualifiedName(spec); err != nil {
+		return nil, nil, none, "", usageErr("invalid relation name %q: %v", spec, err)
+	} else if paths := c.StringSlice("backup"); len(paths) > 0 {
+		b, err := backup.Open(paths...)
+		if err != nil {
+			return nil, nil, none, "", replayError(err)
+		}
+		files, err := replay.FilesNamed(replay.OpenBackup(b), xlog.Version(b.MajorVersion()), parts[len(parts)-1])
+		b.Close()
+		if err != nil {
+			return nil, nil, none, "", replayError(err)
+		}
+		for _, f := range files {
+			want[f] = true
+		}
+	}
+	hold := func(rel decode.RelFileLocator) bool { return want[rel] }
+	for pass := 0; ; pass++ {
+		r, b, err := openReplay(c, hold)
+		if err != nil {
+			return nil, nil, none, "", err
+		}
+		loc, name, err := relationOf(c, r)
+		if err != nil {
+			r.Close()
+			b.Close()
+			return nil, nil, none, "", err
+		}
+		if r.Holds(loc) || pass > 0 {
+			return r, b, loc, name, nil
+		}
+		r.Close()
+		b.Close()
+		want[loc] = true
+	}
+}
+
+// parseLocator reads T/D/R.
+func parseLocator(spec string) (decode.RelFileLocator, bool) {
+	f := strings.Split(spec, "/")
+	if len(f) != 3 {
+		return decode.RelFileLocator{}, false
+	}
+	var v [3]uint32
+	for i, p := range f {
+		n, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			return decode.RelFileLocator{}, false
+		}
+		v[i] = uint32(n)
+	}
+	return decode.RelFileLocator{SpcOID: v[0], DBOID: v[1], RelNumber: v[2]}, true
 }
 
 // parseByteSize reads 256MB, 1GB, 512kB or a number of bytes.
@@ -254,16 +320,12 @@ func pageAction(c *cli.Command) error {
 	if c.String("relation") == "" {
 		return usageErr("give --relation: a name (schema.table) or T/D/R")
 	}
-	r, b, err := openReplay(c, nil)
+	r, b, loc, name, err := replayRelation(c)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	defer r.Close()
-	loc, name, err := relationOf(c, r)
-	if err != nil {
-		return err
-	}
 	n, err := r.NBlocks(loc, decode.ForkMain)
 	if err != nil {
 		return replayError(err)
