@@ -53,6 +53,23 @@ type oracleConfig struct {
 	waldump bool
 }
 
+// oracleSchema is what every oracle cluster holds: the tables whose pages
+// are compared, and xs and mm, which answer without failing (a standby
+// cannot create functions, so they are made before the backup).
+const oracleSchema = `CREATE EXTENSION pageinspect;
+CREATE TABLE t (id int PRIMARY KEY, v int);
+INSERT INTO t SELECT g, 0 FROM generate_series(1, 20) g;
+CREATE TABLE u (k int, v int);
+CREATE FUNCTION xs(x xid8) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN RETURN coalesce(pg_xact_status(x), 'null');
+EXCEPTION WHEN others THEN RETURN 'future'; END $$;
+CREATE FUNCTION mm(m xid) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  SELECT string_agg(xid::text || ':' || mode, ',' ORDER BY xid::text::bigint, mode) INTO r FROM pg_get_multixact_members(m);
+  RETURN coalesce(r, '');
+EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`
+
 // recorded is an xid the workload recorded: its name says what it did.
 type recorded struct {
 	name string
@@ -125,19 +142,6 @@ func (w *workload) restorePoint(p *server, name string) {
 // the last restore point archived.
 func (w *workload) run(p *server, base string) {
 	t := w.t
-	p.query(t, `CREATE EXTENSION pageinspect;
-CREATE TABLE t (id int PRIMARY KEY, v int);
-INSERT INTO t SELECT g, 0 FROM generate_series(1, 20) g;
-CREATE TABLE u (k int, v int);
-CREATE FUNCTION xs(x xid8) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN RETURN coalesce(pg_xact_status(x), 'null');
-EXCEPTION WHEN others THEN RETURN 'future'; END $$;
-CREATE FUNCTION mm(m xid) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text;
-BEGIN
-  SELECT string_agg(xid::text || ':' || mode, ',' ORDER BY xid::text::bigint, mode) INTO r FROM pg_get_multixact_members(m);
-  RETURN coalesce(r, '');
-EXCEPTION WHEN others THEN RETURN 'error: ' || sqlerrm; END $$;`)
 	a, b, c := p.session(t, "a"), p.session(t, "b"), p.session(t, "c")
 	long := p.session(t, "long")
 
@@ -666,39 +670,8 @@ func TestRecoveryOracleVersions(t *testing.T) {
 }
 
 func runOracle(t *testing.T, cfg oracleConfig) {
-	bin := cfg.server
-	work, err := os.MkdirTemp("", "xactstate-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if os.Getenv("WALSCOPE_XACTSTATE_KEEP") == "1" {
-		t.Logf("kept %s", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	os.Chmod(work, 0o755)
-	archive, data, base := filepath.Join(work, "archive"), filepath.Join(work, "primary"), filepath.Join(work, "base")
-	p := &server{bin: bin, client: cfg.client, dir: data, sock: filepath.Join(work, "sock"), log: filepath.Join(work, "primary.log"), port: port()}
-	for _, d := range []string{archive, p.sock} {
-		os.MkdirAll(d, 0o755)
-	}
-	os.WriteFile(p.log, nil, 0o644)
-	chownPG(t, archive, p.sock, p.log)
-	// base must not exist yet; its parent is writable by postgres
-	chownPG(t, work)
-	if out, err := asPostgres(fmt.Sprintf("%s -D %s -U postgres -A trust --no-sync >/dev/null", filepath.Join(bin, "initdb"), shq(data))).CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = ''\nunix_socket_directories = '%s'\nwal_level = replica\n"+
-		"archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nmax_prepared_transactions = 10\ntrack_commit_timestamp = on\nautovacuum = off\nfsync = off\nmax_wal_senders = 4\n",
-		p.port, p.sock, archive)
-	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(conf)
-	f.Close()
-	p.start(t)
+	work, archive, p := newPrimary(t, cfg, nil)
+	base := filepath.Join(work, "base")
 	w := &workload{t: t, cfg: cfg}
 	w.run(p, base)
 	p.stop(t, "fast")

@@ -127,7 +127,7 @@ type slru struct {
 	geo      geometry
 	segments map[int64][]byte // cached segment files (nil: absent)
 	zeroed   map[int64]bool   // pages a ZEROPAGE record zeroed
-	// precedes reports whether a page was removed by a truncation (the
+	// truncated reports whether a page was removed by a truncation (the
 	// SLRU's PagePrecedes against its cutoff), nil before any truncation.
 	truncated func(page int64) bool
 }

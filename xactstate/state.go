@@ -79,6 +79,10 @@ type State struct {
 	// its oldestActiveXid (StartupSUBTRANS zeroes the rest).
 	haveCheckpoint bool
 	oldestActive   xlog.XID
+	// oldestClog is ShmemVariableCache->oldestClogXid: the first
+	// checkpoint's oldestXid, advanced by CLOG TRUNCATE records.
+	haveOldestClog bool
+	oldestClog     xlog.XID
 
 	// nextMulti and nextOffset: MultiXactState's, from the checkpoints and
 	// CREATE_ID records (the end of the newest multixact's members).
@@ -337,7 +341,7 @@ func readPageno(v xlog.Version, d []byte) (pageno int64, n int, ok bool) {
 // segments wholly before the cutoff page (SimpleLruTruncate with
 // CLOGPagePrecedes).
 func (s *State) addCLOG(rec *decode.Record, info uint8) {
-	pageno, _, ok := readPageno(rec.Version, rec.MainData)
+	pageno, n, ok := readPageno(rec.Version, rec.MainData)
 	if !ok {
 		s.recordError(rec, "CLOG record of %d bytes", len(rec.MainData))
 		return
@@ -346,6 +350,14 @@ func (s *State) addCLOG(rec *decode.Record, info uint8) {
 	case clogZeroPage:
 		s.xact.zero(pageno)
 	case clogTruncate:
+		if len(rec.MainData) < n+4 {
+			s.recordError(rec, "CLOG TRUNCATE of %d bytes", len(rec.MainData))
+			return
+		}
+		// AdvanceOldestClogXid(xlrec.oldestXact)
+		if x := xlog.XID(binary.LittleEndian.Uint32(rec.MainData[n:])); !s.haveOldestClog || xidPrecedes(uint32(s.oldestClog), uint32(x)) {
+			s.haveOldestClog, s.oldestClog = true, x
+		}
 		per := s.geo.clogXactsPerPage()
 		cutoff := pageno
 		// CLOGPagePrecedes: compare the xids page*per + FirstNormalTransactionId + 1.
@@ -359,16 +371,12 @@ func (s *State) addCLOG(rec *decode.Record, info uint8) {
 }
 
 // truncateBefore mirrors SimpleLruTruncate: a segment is removed when its
-// first and last pages precede cutoff (SlruScanDirCbDeleteCutoff).
-// Truncations accumulate.
+// first and last pages precede cutoff (SlruScanDirCbDeleteCutoff). Cutoffs
+// only advance, so the latest one stands for all.
 func (s *slru) truncateBefore(cutoff int64, precedes func(p1, p2 int64) bool) {
-	prev := s.truncated
 	s.truncated = func(page int64) bool {
 		first := page - page%slruPagesPerSegment
-		if precedes(first, cutoff) && precedes(first+slruPagesPerSegment-1, cutoff) {
-			return true
-		}
-		return prev != nil && prev(page)
+		return precedes(first, cutoff) && precedes(first+slruPagesPerSegment-1, cutoff)
 	}
 	for segno := range s.segments {
 		if s.truncated(segno * slruPagesPerSegment) {
@@ -390,6 +398,11 @@ func (s *State) addCheckpoint(rec *decode.Record) {
 	if !s.haveCheckpoint {
 		s.haveCheckpoint = true
 		s.oldestActive = xlog.XID(c.OldestActiveXID)
+	}
+	if !s.haveOldestClog {
+		// StartupXLOG: AdvanceOldestClogXid(checkPoint.oldestXid), from the
+		// checkpoint recovery starts at; later checkpoints do not move it.
+		s.haveOldestClog, s.oldestClog = true, xlog.XID(c.OldestXID)
 	}
 	at := 36
 	if rec.Version <= xlog.V11 {
@@ -511,6 +524,14 @@ func (s *State) Parent(xid xlog.XID) xlog.XID {
 	}
 	return xlog.XID(subtransParentOnPage(page, s.geo, uint32(xid)))
 }
+
+// OldestClogXID returns the oldest transaction whose status recovery
+// vouches for (oldestClogXid): the oldestXid of the checkpoint replay
+// started from, advanced by CLOG TRUNCATE records. pg_xact_status answers
+// NULL below it; Status still answers from what pg_xact holds (pages
+// truncated away read as zeros). ok is false before a checkpoint or
+// truncation record was added.
+func (s *State) OldestClogXID() (xid xlog.XID, ok bool) { return s.oldestClog, s.haveOldestClog }
 
 // PreparedXIDs returns the top-level xids of the transactions prepared as
 // of the records added so far, in increasing order.
