@@ -445,21 +445,35 @@ var forkSuffix = [...]string{"", "_fsm", "_vm", "_init"}
 // global/REL, or pg_tblspc/SPC/PG_<major>_<catversion>/DB/REL, with _fsm,
 // _vm or _init for the other forks.
 func (b *Backup) RelPath(loc decode.RelFileLocator, fork decode.ForkNumber) string {
-	var p string
+	var buf [96]byte
+	return string(b.appendRelPath(buf[:0], loc, fork))
+}
+
+func (b *Backup) appendRelPath(p []byte, loc decode.RelFileLocator, fork decode.ForkNumber) []byte {
 	switch loc.SpcOID {
 	case globalTablespaceOID:
-		p = fmt.Sprintf("global/%d", loc.RelNumber)
+		p = append(p, "global/"...)
 	case defaultTablespaceOID:
-		p = fmt.Sprintf("base/%d/%d", loc.DBOID, loc.RelNumber)
+		p = append(p, "base/"...)
+		p = strconv.AppendUint(p, uint64(loc.DBOID), 10)
+		p = append(p, '/')
 	default:
-		p = fmt.Sprintf("pg_tblspc/%d/PG_%d_%d/%d/%d", loc.SpcOID, b.major, b.control.CatalogVersion, loc.DBOID, loc.RelNumber)
+		p = append(p, "pg_tblspc/"...)
+		p = strconv.AppendUint(p, uint64(loc.SpcOID), 10)
+		p = append(p, "/PG_"...)
+		p = strconv.AppendInt(p, int64(b.major), 10)
+		p = append(p, '_')
+		p = strconv.AppendUint(p, uint64(b.control.CatalogVersion), 10)
+		p = append(p, '/')
+		p = strconv.AppendUint(p, uint64(loc.DBOID), 10)
+		p = append(p, '/')
 	}
+	p = strconv.AppendUint(p, uint64(loc.RelNumber), 10)
 	if int(fork) < len(forkSuffix) {
-		p += forkSuffix[fork]
-	} else {
-		p += fmt.Sprintf("_fork%d", fork)
+		return append(p, forkSuffix[fork]...)
 	}
-	return p
+	p = append(p, "_fork"...)
+	return strconv.AppendUint(p, uint64(fork), 10)
 }
 
 // segPath is the path of segment seg of a fork (REL, REL.1, REL.2 ...).
