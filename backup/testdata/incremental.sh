@@ -10,7 +10,10 @@
 #   incr2/  pg_basebackup -Fp --incremental=incr1/backup_manifest, after
 #           more work and a VACUUM that truncates a table (a
 #           truncation_block_length shorter than the file before)
+#   incr1t/ pg_basebackup -Ft --compress=client-zstd --incremental of full,
+#           just before incr2 (the same work done)
 #   combined1/  pg_combinebackup full incr1
+#   combined1t/ pg_combinebackup full incr1t (extracted by tar)
 #   combined2/  pg_combinebackup full incr1 incr2
 # PG17BIN names the bin directory (scripts/pg17-debian.sh installs one);
 # psql is PostgreSQL 15's (PSQL15). As root the servers run as postgres.
@@ -84,11 +87,27 @@ delete from t_shrink where id > 5000;
 vacuum t_shrink, t_ts;
 insert into t_new select generate_series(501, 700);
 SQL
+log "incr1t"
+# a tar incremental backup of the same parent (pg_combinebackup reads it
+# extracted by tar into incr1t.x/)
+asp "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/incr1t -Ft -c fast --compress=client-zstd --incremental=$W/full/backup_manifest"
 log "incr2"
 asp "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/incr2 -Fp -c fast -T $W/ts1=$W/incr2-ts1 --incremental=$W/incr1/backup_manifest"
 asp "$BIN/pg_ctl -D $PGD -m fast -w stop" >/dev/null
+mkdir -p "$W/incr1t.x" "$W/incr1t-ts1"
+zstd -dc "$W/incr1t/base.tar.zst" | tar -xf - -C "$W/incr1t.x"
+for t in $(cd "$W/incr1t" && ls | grep -E '^[0-9]+\.tar'); do
+  zstd -dc "$W/incr1t/$t" | tar -xf - -C "$W/incr1t-ts1"
+  oid=${t%%.*}
+  rm -f "$W/incr1t.x/pg_tblspc/$oid"
+  ln -s "$W/incr1t-ts1" "$W/incr1t.x/pg_tblspc/$oid"
+  rm -f "$W/incr1t.x/tablespace_map"
+done
+cp "$W/incr1t/backup_manifest" "$W/incr1t.x/"
+[ "$(id -u)" = 0 ] && chown -R postgres "$W/incr1t.x" "$W/incr1t-ts1"
 log "pg_combinebackup"
 asp "$BIN/pg_combinebackup -o $W/combined1 -T $W/incr1-ts1=$W/combined1-ts1 $W/full $W/incr1"
+asp "$BIN/pg_combinebackup -o $W/combined1t -T $W/incr1t-ts1=$W/combined1t-ts1 $W/full $W/incr1t.x"
 asp "$BIN/pg_combinebackup -o $W/combined2 -T $W/incr2-ts1=$W/combined2-ts1 $W/full $W/incr1 $W/incr2"
 echo "incremental_files_1=$(find $W/incr1 $W/incr1-ts1 -name 'INCREMENTAL.*' | wc -l)" > "$W/facts.env"
 echo "incremental_files_2=$(find $W/incr2 $W/incr2-ts1 -name 'INCREMENTAL.*' | wc -l)" >> "$W/facts.env"
