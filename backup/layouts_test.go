@@ -201,6 +201,20 @@ func TestPlain(t *testing.T) {
 	t.Logf("plain: %d files, %d relation forks, %d blocks identical", c.files, c.relations, c.blocks)
 	checkControl(t, b, controldata(t, filepath.Join(w, "plain")))
 	checkLabelFile(t, b, filepath.Join(w, "plain", "backup_label"))
+
+	// a copy whose tablespace is named by tablespace_map, not a symlink
+	// (what a backup taken with pg_backup_start/stop and copied by hand has)
+	dir := copyDir(t, filepath.Join(w, "plain"))
+	oid := facts["tblspc_oid"]
+	if err := os.Remove(filepath.Join(dir, "pg_tblspc", oid)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tablespace_map"), []byte(oid+" "+filepath.Join(w, "plain-ts1")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bm := openT(t, dir)
+	c = compareTree(t, bm, filepath.Join(w, "plain"), func(name string) bool { return name == "tablespace_map" })
+	t.Logf("plain with tablespace_map: %d files, %d relation forks, %d blocks identical", c.files, c.relations, c.blocks)
 }
 
 // TestTar: pg_basebackup -Ft, uncompressed and compressed by the client and
