@@ -82,6 +82,7 @@ func TestRecovery(t *testing.T) {
 	pgtest.Need(t, 15) // skips (or fails) the whole test without PostgreSQL 15
 	for _, cfg := range recoveryConfigs {
 		t.Run(cfg.name, func(t *testing.T) {
+			t.Parallel() // the servers mostly wait: two configurations at once (-parallel, GOMAXPROCS)
 			if cfg.major != 15 {
 				if os.Getenv("WALSCOPE_REPLAY_VERSIONS") == "0" {
 					t.Skip("WALSCOPE_REPLAY_VERSIONS=0")
@@ -101,6 +102,7 @@ type recoveryTarget struct {
 	label    string
 	target   replay.Target
 	settings string
+	follow   bool // on the newest timeline (FollowHistory; recovery_target_timeline = 'latest')
 }
 
 // cluster is the primary's result: its backup and archive, and the targets.
@@ -128,6 +130,7 @@ func runRecovery(t *testing.T, cfg recoveryConfig) {
 	p.Start(t)
 	c.workload(t, p)
 	p.Stop("fast")
+	c.timelineSwitch(t)
 
 	var answers []*standbyAnswers
 	for _, tg := range c.targets {
@@ -143,7 +146,7 @@ func runRecovery(t *testing.T, cfg recoveryConfig) {
 	var total tally
 	for i, tg := range c.targets {
 		a := answers[i]
-		rp := c.run(t, tg.target)
+		rp := c.run(t, tg)
 		var n tally
 		// pg_database and pg_class, every row.
 		dbs, err := rp.Databases()
@@ -281,16 +284,20 @@ func runRecovery(t *testing.T, cfg recoveryConfig) {
 }
 
 // run replays the backup and archive to a target.
-func (c *cluster) run(t *testing.T, tg replay.Target) *replay.Replay {
+func (c *cluster) run(t *testing.T, tg recoveryTarget) *replay.Replay {
 	t.Helper()
-	rp, err := c.tryRun(tg, c.base, c.archive)
+	rp, err := c.tryRunOpts(tg.target, c.base, c.archive, xlog.Options{FollowHistory: tg.follow})
 	if err != nil {
-		t.Fatalf("Run to %s: %v", tg, err)
+		t.Fatalf("Run to %s: %v", tg.target, err)
 	}
 	return rp
 }
 
 func (c *cluster) tryRun(tg replay.Target, base, archive string) (*replay.Replay, error) {
+	return c.tryRunOpts(tg, base, archive, xlog.Options{})
+}
+
+func (c *cluster) tryRunOpts(tg replay.Target, base, archive string, opts xlog.Options) (*replay.Replay, error) {
 	b, err := backup.Open(base)
 	if err != nil {
 		return nil, err
@@ -300,7 +307,7 @@ func (c *cluster) tryRun(tg replay.Target, base, archive string) (*replay.Replay
 	if err != nil {
 		return nil, err
 	}
-	return replay.Run(replay.Config{Backup: replay.OpenBackup(b), WAL: src, Target: tg})
+	return replay.Run(replay.Config{Backup: replay.OpenBackup(b), WAL: src, Options: opts, Target: tg})
 }
 
 func firstDiff(got, want []byte) string {
@@ -339,7 +346,11 @@ type standbyAnswers struct {
 func (c *cluster) standby(t *testing.T, tg recoveryTarget) *standbyAnswers {
 	t.Helper()
 	name := "r-" + strings.NewReplacer(" ", "", "=", "", "'", "").Replace(tg.label)
-	r := pgtest.Restore(t, c.work, name, c.cfg.major, c.bin, c.client, c.base, c.archive, tg.settings+"recovery_target_action = 'pause'\n")
+	tli := "recovery_target_timeline = 'current'\n" // the targets of timeline 1, some after the switch
+	if tg.follow {
+		tli = "recovery_target_timeline = 'latest'\n"
+	}
+	r := pgtest.Restore(t, c.work, name, c.cfg.major, c.bin, c.client, c.base, c.archive, tg.settings+tli+"recovery_target_action = 'pause'\n")
 	defer func() {
 		r.Stop("immediate")
 		os.RemoveAll(r.Dir)
@@ -546,6 +557,29 @@ UPDATE dt SET v = 'updated' WHERE id <= 100;`)
 	p.WaitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
 }
 
+// timelineSwitch restores the backup to rp3 and promotes it: timeline 2
+// branches off before rp4, gets its own changes and restore point rp5, and
+// archives its history file and WAL beside timeline 1's.
+func (c *cluster) timelineSwitch(t *testing.T) {
+	p := pgtest.Restore(t, c.work, "promoted", c.cfg.major, c.bin, c.client, c.base, c.archive,
+		"recovery_target_name = 'rp3'\nrecovery_target_action = 'promote'\nrecovery_target_timeline = 'current'\n"+
+			fmt.Sprintf("archive_mode = on\narchive_command = 'cp %%p %s/%%f'\n", c.archive))
+	p.WaitFor(t, "SELECT pg_is_in_recovery()", "f")
+	p.Query(t, `UPDATE t SET v = 55 WHERE id BETWEEN 600 AND 700;
+INSERT INTO trunc SELECT generate_series(2000, 2100);
+CREATE TABLE tl2 (id int);
+INSERT INTO tl2 SELECT generate_series(1, 300);`)
+	p.QueryDB(t, "d1", "DELETE FROM dt WHERE id BETWEEN 900 AND 950")
+	p.Query(t, "SELECT pg_create_restore_point('rp5')")
+	c.targets = append(c.targets, recoveryTarget{label: "name rp5 (timeline 2)", target: replay.Target{Name: "rp5"},
+		settings: "recovery_target_name = 'rp5'\n", follow: true})
+	seg := p.Query(t, "SELECT pg_walfile_name(pg_current_wal_insert_lsn())")[0]
+	p.Query(t, "SELECT pg_switch_wal()")
+	p.WaitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
+	p.Stop("fast")
+	os.RemoveAll(p.Dir)
+}
+
 // badInput: the errors of Run and Resolve on what recovery refuses.
 func (c *cluster) badInput(t *testing.T) {
 	b, err := backup.Open(c.base)
@@ -601,7 +635,7 @@ func (c *cluster) badInput(t *testing.T) {
 		t.Logf("another system: %v", err)
 	}
 	// No such relation, in the database and anywhere.
-	rp := c.run(t, replay.Target{Name: "rp1"})
+	rp := c.run(t, recoveryTarget{target: replay.Target{Name: "rp1"}})
 	defer rp.Close()
 	for _, name := range []string{"public.nosuch", "postgres.public.nosuch", "nodb.public.t", "public.dt"} {
 		if _, err := rp.Resolve(name, 0); !errors.Is(err, replay.ErrNoRelation) {

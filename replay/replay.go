@@ -201,7 +201,7 @@ func (r *Replay) run() error {
 			}
 		}
 		if errors.Is(err, xlog.ErrSegmentNotFound) {
-			return &Error{LSN: start, Msg: fmt.Sprintf("the segment of the backup's start %s: %v", start, err), Err: errors.Join(ErrWALMissing, err)}
+			return &Error{LSN: start, Msg: fmt.Sprintf("the segment of the backup's start %s: %v", start, err), Err: ErrWALMissing}
 		}
 		return err
 	}
@@ -225,7 +225,7 @@ func (r *Replay) run() error {
 			if errors.Is(err, xlog.ErrSegmentNotFound) {
 				// a gap: later segments are there, this one is not (the
 				// reader says so only below the highest segment present)
-				return &Error{LSN: end, Msg: fmt.Sprintf("%s: %v", cfg.Target, err), Err: errors.Join(ErrWALMissing, err)}
+				return &Error{LSN: end, Msg: fmt.Sprintf("%s: %v", cfg.Target, err), Err: ErrWALMissing}
 			}
 			if err != io.EOF && !xlog.IsEndOfWAL(err) {
 				return err
@@ -595,7 +595,10 @@ func (r *Replay) readBase(k relKey, st *relState, blk uint32, dst []byte) error 
 	if blk >= n {
 		return nil
 	}
-	return r.cfg.Backup.ReadBlock(src.rel, src.fork, blk, dst)
+	if err := r.cfg.Backup.ReadBlock(src.rel, src.fork, blk, dst); err != nil {
+		return err
+	}
+	return r.checkPage(src.rel, src.fork, blk, dst)
 }
 
 // NBlocks is the number of blocks of a relation fork's file at the target.
