@@ -29,16 +29,20 @@ package replay_test
 // the standby's ctids, and the catalogs' rows (oid, relname, relfilenode,
 // relkind of every pg_class row; pg_database's oid and datname), a
 // relation absent at the target (dropped after it, or made later) must be
-// ErrNoRelation.
+// ErrNoRelation. Then the backup is restored to rp3 and promoted: timeline
+// 2 gets changes of its own and restore point rp5, a target replayed with
+// FollowHistory (the standby with recovery_target_timeline = 'latest'; the
+// others with 'current', rp4 being on timeline 1 after the switch).
 //
 // PostgreSQL 15 runs twice: checksums on with wal_compression = lz4, and
-// checksums off with pglz and wal_log_hints; 13 (wal_compression on, no
+// checksums off with pglz and wal_log_hints, its Run bounded to 64 pages in
+// memory so most go through the spill file; 13 (wal_compression on, no
 // checksums), 17 (checksums, no compression) and 18 (checksums, pglz,
 // wal_log_hints) when installed. WALSCOPE_REPLAY_VERSIONS=0 runs 15 alone;
 // WALSCOPE_REPLAY_KEEP=1 keeps the work directories. The bad-input cases
 // (a target before consistency, beyond the WAL, a segment missing, a
 // backup of another system, no such relation) run on the first
-// configuration.
+// configuration. scripts/replay-oracle.sh runs it and prints the figures.
 
 import (
 	"bytes"
@@ -68,11 +72,14 @@ type recoveryConfig struct {
 	initdb string // extra initdb arguments
 	conf   string // extra postgresql.conf lines
 	bad    bool   // run the bad-input cases too
+	// memory bounds the pages Run holds in memory (Config.MemoryBytes):
+	// 1 is its floor, 64 pages, so most go through the spill file.
+	memory int64
 }
 
 var recoveryConfigs = []recoveryConfig{
 	{name: "15-checksums-lz4", major: 15, initdb: "--data-checksums", conf: "wal_compression = lz4\n", bad: true},
-	{name: "15-pglz-hints", major: 15, conf: "wal_compression = pglz\nwal_log_hints = on\n"},
+	{name: "15-pglz-hints-spill", major: 15, conf: "wal_compression = pglz\nwal_log_hints = on\n", memory: 1},
 	{name: "13-compression", major: 13, conf: "wal_compression = on\n"},
 	{name: "17-checksums", major: 17, initdb: "--data-checksums", conf: "wal_compression = off\n"},
 	{name: "18-checksums-pglz-hints", major: 18, conf: "wal_compression = pglz\nwal_log_hints = on\n"}, // 18's initdb enables checksums
@@ -262,9 +269,15 @@ func runRecovery(t *testing.T, cfg recoveryConfig) {
 			}
 		}
 		st := rp.Stop()
-		rp.Close()
-		t.Logf("%s %-22s stop %s after=%v xid %d, %d records: pages %d compared (%d changed by the WAL), %d identical after masking; tuples %d, visibility agrees %d; pg_class rows %d/%d",
-			cfg.name, tg.label, st.LSN, st.After, st.XID, st.Records, n.pages, n.changed, n.identical, n.tuples, n.agree, n.classAgree, n.classes)
+		spilled, reloaded := rp.Spilled()
+		if err := rp.Close(); err != nil {
+			t.Errorf("%s: Close: %v", tg.label, err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(c.work, "walscope-replay-*")); len(left) > 0 {
+			t.Errorf("%s: Close left %v", tg.label, left)
+		}
+		t.Logf("%s %-22s stop %s after=%v xid %d, %d records, %d/%d pages spilled/reloaded: pages %d compared (%d changed by the WAL), %d identical after masking; tuples %d, visibility agrees %d; pg_class rows %d/%d",
+			cfg.name, tg.label, st.LSN, st.After, st.XID, st.Records, spilled, reloaded, n.pages, n.changed, n.identical, n.tuples, n.agree, n.classAgree, n.classes)
 		if n.pages == 0 || n.tuples == 0 || n.classes == 0 {
 			t.Errorf("%s: nothing compared: %d pages, %d tuples, %d pg_class rows", tg.label, n.pages, n.tuples, n.classes)
 		}
@@ -286,7 +299,7 @@ func runRecovery(t *testing.T, cfg recoveryConfig) {
 // run replays the backup and archive to a target.
 func (c *cluster) run(t *testing.T, tg recoveryTarget) *replay.Replay {
 	t.Helper()
-	rp, err := c.tryRunOpts(tg.target, c.base, c.archive, xlog.Options{FollowHistory: tg.follow})
+	rp, err := c.tryRunOpts(tg.target, c.base, c.archive, xlog.Options{FollowHistory: tg.follow}, c.cfg.memory)
 	if err != nil {
 		t.Fatalf("Run to %s: %v", tg.target, err)
 	}
@@ -294,10 +307,10 @@ func (c *cluster) run(t *testing.T, tg recoveryTarget) *replay.Replay {
 }
 
 func (c *cluster) tryRun(tg replay.Target, base, archive string) (*replay.Replay, error) {
-	return c.tryRunOpts(tg, base, archive, xlog.Options{})
+	return c.tryRunOpts(tg, base, archive, xlog.Options{}, 0)
 }
 
-func (c *cluster) tryRunOpts(tg replay.Target, base, archive string, opts xlog.Options) (*replay.Replay, error) {
+func (c *cluster) tryRunOpts(tg replay.Target, base, archive string, opts xlog.Options, memory int64) (*replay.Replay, error) {
 	b, err := backup.Open(base)
 	if err != nil {
 		return nil, err
@@ -307,7 +320,7 @@ func (c *cluster) tryRunOpts(tg replay.Target, base, archive string, opts xlog.O
 	if err != nil {
 		return nil, err
 	}
-	return replay.Run(replay.Config{Backup: replay.OpenBackup(b), WAL: src, Options: opts, Target: tg})
+	return replay.Run(replay.Config{Backup: replay.OpenBackup(b), WAL: src, Options: opts, Target: tg, MemoryBytes: memory, TempDir: c.work})
 }
 
 func firstDiff(got, want []byte) string {
