@@ -5,9 +5,11 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -44,6 +46,7 @@ type pgbrStore struct {
 	dir      string // REPO/backup/STANZA/LABEL
 	label    string
 	setDir   string // REPO/backup/STANZA
+	tree     Tree
 	comp     compression
 	ext      string
 	files    map[string]*pgbrFile // by data-directory-relative name
@@ -61,19 +64,25 @@ var pgbrCompress = map[string]struct {
 }
 
 func openPgBackRest(backup, dir string, cache *extractCache) (*pgbrStore, error) {
-	mf := filepath.Join(dir, "backup.manifest")
-	if _, err := os.Stat(mf); err != nil {
+	return openPgBackRestIn(localTree{}, backup, dir, cache)
+}
+
+// openPgBackRestIn opens the pgBackRest backup directory dir of a tree.
+func openPgBackRestIn(t Tree, backup, dir string, cache *extractCache) (*pgbrStore, error) {
+	mf := t.Join(dir, "backup.manifest")
+	if _, err := t.Stat(mf); err != nil {
 		mf += ".copy"
 	}
-	if b, err := readSmall(filepath.Join(filepath.Dir(dir), "backup.info")); err == nil && strings.Contains(string(b), "cipher-pass") {
+	setDir, label := lastElem(dir)
+	if b, err := readTreeFile(t, t.Join(setDir, "backup.info"), 256<<20); err == nil && strings.Contains(string(b), "cipher-pass") {
 		return nil, errorf(backup, mf, -1, ErrUnsupported, "an encrypted pgBackRest repository")
 	}
-	ini, err := readPgBackRestINI(mf)
+	ini, err := readPgBackRestINIIn(t, mf)
 	if err != nil {
 		return nil, errorf(backup, mf, -1, ErrDamaged, "%v", err)
 	}
-	s := &pgbrStore{backup: backup, dir: dir, label: filepath.Base(dir), setDir: filepath.Dir(dir),
-		files: map[string]*pgbrFile{}, children: map[string][]string{}, cache: cache, handles: newHandles(64)}
+	s := &pgbrStore{backup: backup, dir: dir, label: label, setDir: setDir, tree: t,
+		files: map[string]*pgbrFile{}, children: map[string][]string{}, cache: cache, handles: newTreeHandles(t, 64)}
 	ct := jsonStr(ini["backup:option"]["option-compress-type"])
 	if ct == "" {
 		ct = "none"
@@ -177,13 +186,13 @@ func (s *pgbrStore) repoPath(name string, f *pgbrFile) string {
 		owner = f.reference
 	}
 	if f.bundle != 0 {
-		return filepath.Join(s.setDir, owner, "bundle", fmt.Sprint(f.bundle))
+		return s.tree.Join(s.setDir, owner, "bundle", fmt.Sprint(f.bundle))
 	}
 	key := "pg_data/" + name
 	if strings.HasPrefix(name, "pg_tblspc/") {
 		key = name
 	}
-	return filepath.Join(s.setDir, owner, filepath.FromSlash(key)) + s.ext
+	return s.tree.Join(s.setDir, owner, key) + s.ext
 }
 
 func (s *pgbrStore) stat(name string) (int64, error) {
@@ -205,7 +214,7 @@ func (s *pgbrStore) open(name string) (file, error) {
 	rp := s.repoPath(name, f)
 	osf, osSize, err := s.handles.get(rp)
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			what := "its file"
 			if f.reference != "" {
 				what = "the file in referenced backup " + f.reference

@@ -39,9 +39,10 @@ type memFile struct{ *bytes.Reader }
 
 func newMemFile(b []byte) memFile { return memFile{bytes.NewReader(b)} }
 
-// osFile is a plain file read in place.
+// osFile is a plain file read in place (or a file of a Tree that reads at
+// any offset).
 type osFile struct {
-	f    *os.File
+	f    io.ReaderAt
 	size int64
 }
 
@@ -51,7 +52,7 @@ func (o osFile) Size() int64                             { return o.size }
 // sectionFile is a region of a plain file (a member of an uncompressed tar,
 // a file of a pgBackRest bundle stored uncompressed).
 type sectionFile struct {
-	f         *os.File
+	f         io.ReaderAt
 	off, size int64
 }
 
@@ -77,6 +78,7 @@ func (s sectionFile) Size() int64 { return s.size }
 // handles keeps plain files open between reads (a relation is read a block
 // at a time), at most max of them, the least recently used closed first.
 type handles struct {
+	tree  Tree
 	max   int
 	lru   *list.List // of *handle, front = most recent
 	byKey map[string]*list.Element
@@ -84,21 +86,24 @@ type handles struct {
 
 type handle struct {
 	key  string
-	f    *os.File
+	f    fs.File
+	r    io.ReaderAt
 	size int64
 }
 
-func newHandles(max int) *handles {
-	return &handles{max: max, lru: list.New(), byKey: map[string]*list.Element{}}
+func newHandles(max int) *handles { return newTreeHandles(localTree{}, max) }
+
+func newTreeHandles(t Tree, max int) *handles {
+	return &handles{tree: t, max: max, lru: list.New(), byKey: map[string]*list.Element{}}
 }
 
-func (h *handles) get(p string) (*os.File, int64, error) {
+func (h *handles) get(p string) (io.ReaderAt, int64, error) {
 	if e, ok := h.byKey[p]; ok {
 		h.lru.MoveToFront(e)
 		hd := e.Value.(*handle)
-		return hd.f, hd.size, nil
+		return hd.r, hd.size, nil
 	}
-	f, err := os.Open(p)
+	f, err := h.tree.Open(p)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -111,13 +116,18 @@ func (h *handles) get(p string) (*os.File, int64, error) {
 		f.Close()
 		return nil, 0, fmt.Errorf("%s: not a regular file", p)
 	}
-	h.byKey[p] = h.lru.PushFront(&handle{p, f, st.Size()})
+	r, ok := f.(io.ReaderAt)
+	if !ok {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: the tree's file cannot be read at an offset", p)
+	}
+	h.byKey[p] = h.lru.PushFront(&handle{p, f, r, st.Size()})
 	for h.lru.Len() > h.max {
 		old := h.lru.Remove(h.lru.Back()).(*handle)
 		delete(h.byKey, old.key)
 		old.f.Close()
 	}
-	return f, st.Size(), nil
+	return r, st.Size(), nil
 }
 
 func (h *handles) closeAll() {

@@ -36,7 +36,12 @@ import (
 
 // pgBackRest's INI files: [section] then key=value, the values JSON.
 func readPgBackRestINI(path string) (map[string]map[string]string, error) {
-	b, err := os.ReadFile(path)
+	return readPgBackRestINIIn(localTree{}, path)
+}
+
+// readPgBackRestINIIn reads a pgBackRest INI file of a tree.
+func readPgBackRestINIIn(t Tree, path string) (map[string]map[string]string, error) {
+	b, err := readTreeFile(t, path, 256<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -79,15 +84,21 @@ func jsonStr(v string) string {
 	return v
 }
 
-func isPgBackRestStanza(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "backup.info"))
+func isPgBackRestStanza(dir string) bool { return isPgBackRestStanzaIn(localTree{}, dir) }
+
+func isPgBackRestStanzaIn(t Tree, dir string) bool {
+	b, err := readTreeFile(t, t.Join(dir, "backup.info"), 256<<20)
 	return err == nil && bytes.Contains(b, []byte("[backup:current]"))
 }
 
 // readPgBackRestStanza picks the latest backup of a stanza directory
 // (backup.info's [backup:current], by backup-timestamp-stop then label).
 func readPgBackRestStanza(dir string) (*BackupLabel, error) {
-	info, err := readPgBackRestINI(filepath.Join(dir, "backup.info"))
+	return readPgBackRestStanzaIn(localTree{}, dir)
+}
+
+func readPgBackRestStanzaIn(t Tree, dir string) (*BackupLabel, error) {
+	info, err := readPgBackRestINIIn(t, t.Join(dir, "backup.info"))
 	if err != nil {
 		return nil, err
 	}
@@ -113,17 +124,21 @@ func readPgBackRestStanza(dir string) (*BackupLabel, error) {
 		}
 		return cands[i].label < cands[j].label
 	})
-	return readPgBackRestBackup(filepath.Join(dir, cands[len(cands)-1].label))
+	return readPgBackRestBackupIn(t, t.Join(dir, cands[len(cands)-1].label))
 }
 
 // readPgBackRestBackup reads a pgBackRest backup directory's backup.manifest
 // (or backup.manifest.copy).
 func readPgBackRestBackup(dir string) (*BackupLabel, error) {
-	mf := filepath.Join(dir, "backup.manifest")
-	if _, err := os.Stat(mf); err != nil {
+	return readPgBackRestBackupIn(localTree{}, dir)
+}
+
+func readPgBackRestBackupIn(t Tree, dir string) (*BackupLabel, error) {
+	mf := t.Join(dir, "backup.manifest")
+	if _, err := t.Stat(mf); err != nil {
 		mf += ".copy"
 	}
-	ini, err := readPgBackRestINI(mf)
+	ini, err := readPgBackRestINIIn(t, mf)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +178,7 @@ func readPgBackRestBackup(dir string) (*BackupLabel, error) {
 	// the backup_label pgBackRest stores with the files gives the checkpoint
 	// (not readable when the repository is encrypted)
 	for _, n := range []string{"backup_label", "backup_label.gz", "backup_label.zst", "backup_label.lz4", "backup_label.bz2"} {
-		text, err := readSmallMaybeCompressed(filepath.Join(dir, "pg_data", n))
+		text, err := readSmallMaybeCompressedIn(t, t.Join(dir, "pg_data", n))
 		if err != nil {
 			continue
 		}
@@ -193,7 +208,11 @@ func tliOfSegment(name string) xlog.TimeLineID {
 // readSmallMaybeCompressed reads a small file, gzip, zstd, lz4 or bzip2
 // compressed or not.
 func readSmallMaybeCompressed(path string) (string, error) {
-	f, err := os.Open(path)
+	return readSmallMaybeCompressedIn(localTree{}, path)
+}
+
+func readSmallMaybeCompressedIn(t Tree, path string) (string, error) {
+	f, err := t.Open(path)
 	if err != nil {
 		return "", err
 	}
