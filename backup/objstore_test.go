@@ -23,7 +23,8 @@ import (
 func TestPgBackRestObjectStore(t *testing.T) {
 	w := scenario(t)
 	labels := strings.Fields(facts["pgbr_labels"])
-	// the gz set (full, diff, incr) and the lz4 bundled set (full, incr)
+	// the gz set (full and incr; the diff between them uploaded too, the incr
+	// refers to it) and the lz4 bundled set (full, incr)
 	picked := []int{0, 2, 3, 4}
 	repo := filepath.Join(t.TempDir(), "repo")
 	stanza := filepath.Join(repo, "backup", "demo")
