@@ -232,3 +232,10 @@ func OpenBackup(b *backup.Backup) Backup { return backupSource{b} }
 type backupSource struct{ *backup.Backup }
 
 func (b backupSource) StartLSN() xlog.LSN { return b.Label().StartLSN }
+
+// DataChecksums tells whether the cluster has data checksums: pages read
+// from the backup are then verified.
+func (b backupSource) DataChecksums() bool {
+	c, err := b.Control()
+	return err == nil && c.DataChecksumVersion != 0
+}

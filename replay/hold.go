@@ -1,12 +1,14 @@
 package replay
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/heap"
 	"github.com/walscope/walscope/tuple"
 	"github.com/walscope/walscope/xlog"
 )
@@ -134,3 +136,28 @@ func FilesNamed(b Backup, v xlog.Version, relname string) ([]decode.RelFileLocat
 // a name resolved at the target to a file it did not hold (a table renamed
 // since the backup to the name asked for) needs another replay holding it.
 func (r *Replay) Holds(rel decode.RelFileLocator) bool { return r.holds(rel) }
+
+// ErrChecksum: a page of the backup that fails its checksum (data
+// checksums on): damaged since the server wrote it. A page written while
+// the backup ran is never read from it: the WAL's image of it replaces it.
+var ErrChecksum = errors.New("page of the backup fails its checksum")
+
+// checksummed is a Backup that tells whether the cluster has data
+// checksums (pg_control's data_checksum_version).
+type checksummed interface{ DataChecksums() bool }
+
+// checkPage verifies a page read from the backup when the cluster has data
+// checksums.
+func (r *Replay) checkPage(rel decode.RelFileLocator, fork decode.ForkNumber, blk uint32, page []byte) error {
+	c, ok := r.cfg.Backup.(checksummed)
+	if !ok || !c.DataChecksums() || heap.ChecksumOK(page, blk) {
+		return nil
+	}
+	path := fmt.Sprintf("%d/%d/%d", rel.SpcOID, rel.DBOID, rel.RelNumber)
+	if p, ok := r.cfg.Backup.(interface {
+		RelPath(decode.RelFileLocator, decode.ForkNumber) string
+	}); ok {
+		path = p.RelPath(rel, fork)
+	}
+	return &Error{Msg: fmt.Sprintf("%s block %d: pd_checksum %d, computed %d", path, blk, binary.LittleEndian.Uint16(page[8:]), heap.Checksum(page, blk)), Err: ErrChecksum}
+}

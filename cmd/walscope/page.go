@@ -112,7 +112,7 @@ func replayError(err error) error {
 		return &exitError{code: exitNoRelation, msg: err.Error(), noHint: true}
 	case errors.Is(err, replay.ErrOtherSystem):
 		return &exitError{code: exitOtherSystem, msg: err.Error(), noHint: true}
-	case errors.Is(err, replay.ErrRedoFailed), errors.Is(err, backup.ErrDamaged), errors.Is(err, xactstate.ErrCorrupt):
+	case errors.Is(err, replay.ErrRedoFailed), errors.Is(err, replay.ErrChecksum), errors.Is(err, backup.ErrDamaged), errors.Is(err, xactstate.ErrCorrupt):
 		return &exitError{code: exitProblem, msg: err.Error(), noHint: true}
 	case errors.Is(err, backup.ErrNotBackup), errors.Is(err, backup.ErrMissingFile):
 		return &exitError{code: exitUsage, msg: err.Error(), noHint: true}
