@@ -16,7 +16,9 @@ import (
 // beyond Options.CacheBytes; Close removes the directory. A compressed tar is
 // streamed forward to the member asked for; a member behind the stream's
 // position restarts it from the beginning (Prefetch takes many members in
-// one pass).
+// one pass). The one pass that indexes a compressed tar at Open keeps the
+// members of at most memLimit bytes in memory, up to 64 MiB in all (the
+// control file, relation maps, pg_xact, small catalogs: what is read first).
 
 const memLimit = 256 << 10
 

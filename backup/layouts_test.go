@@ -217,6 +217,22 @@ func TestPlain(t *testing.T) {
 	t.Logf("plain with tablespace_map: %d files, %d relation forks, %d blocks identical", c.files, c.relations, c.blocks)
 }
 
+// TestStoppedCluster: the scenario's own data directory, shut down
+// cleanly, is a backup without backup_label: its start and consistent point
+// are its last checkpoint's (pg_controldata).
+func TestStoppedCluster(t *testing.T) {
+	w := scenario(t)
+	dir := filepath.Join(w, "data")
+	b := openT(t, dir)
+	cd := controldata(t, dir)
+	checkControl(t, b, cd)
+	l := b.Label()
+	if l.Method != "pg_control" || l.StartLSN.String() != cd["Latest checkpoint's REDO location"] ||
+		l.CheckpointLSN.String() != cd["Latest checkpoint location"] || b.ConsistentLSN().String() != cd["Latest checkpoint location"] {
+		t.Errorf("label %+v, consistent at %s; pg_controldata %v", l, b.ConsistentLSN(), cd)
+	}
+}
+
 // TestTar: pg_basebackup -Ft, uncompressed and compressed by the client and
 // by the server with gzip, LZ4 and zstd, against what tar extracts.
 func TestTar(t *testing.T) {
@@ -310,6 +326,10 @@ func TestBarman(t *testing.T) {
 	})
 	t.Logf("Barman: %d files, %d relation forks, %d blocks identical", c.files, c.relations, c.blocks)
 	checkLabelFile(t, b, filepath.Join(w, "barman-restore", "backup_label"))
+	checkManifestEnd(t, b, filepath.Join(dir, "data", "backup_manifest"))
+	if b.Label().StopUpperBound {
+		t.Errorf("the stop LSN is only an upper bound: the .backup history file was not read")
+	}
 	// a server directory opens its newest backup
 	b2 := openT(t, filepath.Join(w, "barman", "pg"))
 	if b2.Layout() != LayoutBarman || b2.Label().StartLSN != b.Label().StartLSN {
