@@ -162,6 +162,28 @@ func TestDamagedPgBackRest(t *testing.T) {
 	wantErr(t, "ReadBlock of it", err, ErrMissingFile, full)
 	_ = want
 
+	// backup.manifest (and its .copy) cut short, or a file's size changed in
+	// it: its backrest-checksum tells
+	for _, change := range []func([]byte) []byte{
+		func(m []byte) []byte { return m[:len(m)*2/3] },
+		func(m []byte) []byte { return bytes.Replace(m, []byte(`"size":8192,`), []byte(`"size":8193,`), 1) },
+	} {
+		dir := copyDir(t, filepath.Join(set, incr))
+		for _, n := range []string{"backup.manifest", "backup.manifest.copy"} {
+			m, err := os.ReadFile(filepath.Join(dir, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, n), change(m), 0o600)
+		}
+		// the copy is read beside the other backups of the set
+		moved := filepath.Join(set, "changed")
+		os.Rename(dir, moved)
+		_, err := Open(moved)
+		wantErr(t, "Open with a changed backup.manifest", err, ErrDamaged, "backrest-checksum")
+		os.RemoveAll(moved)
+	}
+
 	// a stored file changed: gzip's CRC or the manifest's SHA-1 tells
 	rp := ps.repoPath(own, ps.files[own])
 	rp = strings.Replace(rp, filepath.Join(w, "pgbr", "backup", "demo"), set, 1)

@@ -115,3 +115,17 @@ func FuzzIncrementalHeader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPgBackRestChecksum: checking any bytes as a pgBackRest INI file never
+// panics, and a file that passes still passes with a blank line added.
+func FuzzPgBackRestChecksum(f *testing.F) {
+	f.Add([]byte("[backrest]\nbackrest-format=5\n\n[backrest]\nbackrest-checksum=\"00\"\n"))
+	f.Add([]byte("[a]\nb=1\n[backrest]\nbackrest-checksum=\"e0d1d2a6d3c4f4f4\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkPgBackRestINI(data) == nil {
+			if err := checkPgBackRestINI(append([]byte("\n"), data...)); err != nil {
+				t.Fatalf("passes, but not after a blank line: %v", err)
+			}
+		}
+	})
+}

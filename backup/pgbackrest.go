@@ -2,6 +2,7 @@ package backup
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
@@ -76,6 +77,13 @@ func openPgBackRestIn(t Tree, backup, dir string, cache *extractCache) (*pgbrSto
 	setDir, label := lastElem(dir)
 	if b, err := readTreeFile(t, t.Join(setDir, "backup.info"), 256<<20); err == nil && strings.Contains(string(b), "cipher-pass") {
 		return nil, errorf(backup, mf, -1, ErrUnsupported, "an encrypted pgBackRest repository")
+	}
+	raw, err := readTreeFile(t, mf, 256<<20)
+	if err != nil {
+		return nil, errorf(backup, mf, -1, ErrMissingFile, "%v", err)
+	}
+	if err := checkPgBackRestINI(raw); err != nil {
+		return nil, errorf(backup, mf, -1, ErrDamaged, "%v", err)
 	}
 	ini, err := readPgBackRestINIIn(t, mf)
 	if err != nil {
@@ -257,6 +265,63 @@ func (s *pgbrStore) open(name string) (file, error) {
 		return nil, errorf(s.backup, rp, off, ErrDamaged, "%s: %v", name, err)
 	}
 	return c, nil
+}
+
+// checkPgBackRestINI checks an INI file of pgBackRest against its
+// [backrest] backrest-checksum: the SHA-1 of its sections and keys, in file
+// order, rendered as one JSON object ({"section":{"key":value,...},...},
+// the values as stored; pgBackRest's info.c), the checksum itself left out.
+// A manifest cut short lacks it.
+func checkPgBackRestINI(raw []byte) error {
+	var want string
+	var body bytes.Buffer
+	body.WriteByte('{')
+	section, sectionOpen, firstSection, firstKey := "", false, true, true
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			if sectionOpen {
+				body.WriteByte('}')
+				sectionOpen = false
+			}
+			section = line[1 : len(line)-1]
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return fmt.Errorf("line %q is not key=value", line)
+		}
+		if section == "backrest" && k == "backrest-checksum" {
+			want = jsonStr(v)
+			continue
+		}
+		if !sectionOpen {
+			if !firstSection {
+				body.WriteByte(',')
+			}
+			fmt.Fprintf(&body, "%q:{", section)
+			sectionOpen, firstSection, firstKey = true, false, true
+		}
+		if !firstKey {
+			body.WriteByte(',')
+		}
+		firstKey = false
+		fmt.Fprintf(&body, "%q:%s", k, v)
+	}
+	if sectionOpen {
+		body.WriteByte('}')
+	}
+	body.WriteByte('}')
+	if want == "" {
+		return errors.New("no backrest-checksum (cut short?)")
+	}
+	if got := fmt.Sprintf("%x", sha1.Sum(body.Bytes())); got != want {
+		return fmt.Errorf("backrest-checksum %s, the content's is %s", want, got)
+	}
+	return nil
 }
 
 func checkSum(h hash.Hash, want string) error {
