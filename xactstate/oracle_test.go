@@ -695,12 +695,45 @@ func runOracle(t *testing.T, cfg oracleConfig) {
 		}
 	}
 
-	for _, target := range w.steps {
+	// The workload's own parents: a released savepoint's xid and its
+	// transaction's (recorded as ".../subN" and ".../top", ".../sub" and
+	// "...", ".../released" and ".../top").
+	byName := map[string]uint32{}
+	for _, x := range w.xids {
+		byName[x.name] = x.xid
+	}
+	topOf := map[uint32]uint32{}
+	for _, x := range w.xids {
+		i := strings.LastIndex(x.name, "/")
+		prefix, last := x.name[:i], x.name[i+1:]
+		switch {
+		case strings.HasPrefix(last, "sub") || last == "released":
+			if top, ok := byName[prefix+"/top"]; ok {
+				topOf[x.xid] = top
+			} else if top, ok := byName[prefix]; ok {
+				topOf[x.xid] = top
+			}
+		}
+	}
+	var own tally
+
+	for k, target := range w.steps {
 		ans := restore(t, cfg, work, base, archive, w.xids, target)
 		st := replay(t, base, archive, target, cfg.version)
 		stop, ok := facts.restorePoints[target]
 		if !ok && cfg.waldump {
 			t.Fatalf("pg_waldump shows no restore point %s", target)
+		}
+		for sub, top := range topOf {
+			// Recovery knows a parent once a record names it; by the last
+			// target every one of these transactions has ended.
+			own.compared++
+			got := st.Parent(xlog.XID(sub))
+			if got == xlog.XID(top) || got == 0 && k < len(w.steps)-1 {
+				own.agreed++
+			} else {
+				t.Errorf("%s: Parent(%d) = %d, the workload's top-level transaction %d", target, sub, got, top)
+			}
 		}
 		for _, x := range w.xids {
 			xid := xlog.XID(x.xid)
@@ -814,9 +847,9 @@ func runOracle(t *testing.T, cfg oracleConfig) {
 			t.Errorf("%s: %v", target, err)
 		}
 	}
-	t.Logf("%v, %d targets, %d recorded xids: statuses at the paused standby %d/%d agree, after recovery ended %d/%d; tuples' visibility %d/%d; multixact members after recovery %d/%d, on the paused standby %d/%d; parents (pg_waldump) %d/%d; commit LSNs (pg_waldump) %d/%d; commit times (pg_xact_commit_timestamp) %d/%d",
+	t.Logf("%v, %d targets, %d recorded xids: statuses at the paused standby %d/%d agree, after recovery ended %d/%d; tuples' visibility %d/%d; multixact members after recovery %d/%d, on the paused standby %d/%d; parents (pg_waldump) %d/%d, (the workload's savepoints) %d/%d; commit LSNs (pg_waldump) %d/%d; commit times (pg_xact_commit_timestamp) %d/%d",
 		cfg.version, len(w.steps), len(w.xids), xp.agreed, xp.compared, xf.agreed, xf.compared, vis.agreed, vis.compared, mul.agreed, mul.compared, mulPaused.agreed, mulPaused.compared,
-		par.agreed, par.compared, clsn.agreed, clsn.compared, ctime.agreed, ctime.compared)
+		par.agreed, par.compared, own.agreed, own.compared, clsn.agreed, clsn.compared, ctime.agreed, ctime.compared)
 	if xp.compared == 0 || vis.compared == 0 || mul.compared == 0 || ctime.compared == 0 || cfg.waldump && par.compared == 0 {
 		t.Errorf("nothing compared: statuses %d, tuples %d, multixacts %d, parents %d, commit times %d", xp.compared, vis.compared, mul.compared, par.compared, ctime.compared)
 	}
