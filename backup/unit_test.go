@@ -233,3 +233,43 @@ func tarOf(files map[string]string) []byte {
 	tw.Close()
 	return buf.Bytes()
 }
+
+// TestConcurrentReads: a Backup read from several goroutines at once (run
+// with -race) gives every one the same bytes.
+func TestConcurrentReads(t *testing.T) {
+	b := openT(t, "../fixtures/backup-pg15")
+	rels := []decode.RelFileLocator{{SpcOID: 1663, DBOID: 5, RelNumber: 1259}, {SpcOID: 1663, DBOID: 5, RelNumber: 1249},
+		{SpcOID: 1663, DBOID: 5, RelNumber: 16384}, {SpcOID: 1663, DBOID: 1, RelNumber: 1259}}
+	want := map[decode.RelFileLocator][]byte{}
+	for _, r := range rels {
+		all, err := b.ReadFile(b.RelPath(r, decode.ForkMain))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[r] = all
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			buf := make([]byte, 8192)
+			for i := 0; i < 200; i++ {
+				r := rels[(g+i)%len(rels)]
+				blk := uint32(i) % uint32(len(want[r])/8192)
+				if err := b.ReadBlock(r, decode.ForkMain, blk, buf); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(buf, want[r][blk*8192:(blk+1)*8192]) {
+					errs <- errors.New("a block read concurrently differs")
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
