@@ -40,7 +40,7 @@ func TestRowsAgainstRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := archive.Open(filepath.Join(dir, "arch"))
+		src, err := archive.Open(filepath.Join(dir, "archive"))
 		if err != nil {
 			t.Fatal(err)
 		}

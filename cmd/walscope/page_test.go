@@ -30,7 +30,7 @@ func pagesFixture(t *testing.T) (base, archive, expected string, targets []strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(d, "base.tar.gz"), filepath.Join(dir, "arch"), filepath.Join(dir, "expected"), strings.Fields(string(b))
+	return filepath.Join(d, "base.tar.gz"), filepath.Join(dir, "archive"), filepath.Join(dir, "expected"), strings.Fields(string(b))
 }
 
 // TestPageAgainstRecovery: fixtures/pages (real PostgreSQL 15, checksums on,
