@@ -9,7 +9,8 @@
 //   - a pgBackRest backup in its repository (full, diff, incr; files
 //     referenced from earlier backups through backup.manifest; gz, lz4, zst,
 //     bz2 or no compression; bundles);
-//   - a Barman backup (base/ID/data and backup.info);
+//   - a Barman backup (base/ID/data and backup.info; with backup_compression,
+//     the tars pg_basebackup -Ft wrote in data/);
 //   - a PostgreSQL 17+ incremental chain (pg_basebackup --incremental),
 //     several backups given oldest (the full one) first, whose INCREMENTAL.*
 //     files are combined block by block as pg_combinebackup combines them.
@@ -168,6 +169,16 @@ func openOne(p string, cache *extractCache) (*Backup, error) {
 			b.st = ps
 		case "Barman":
 			b.layout = LayoutBarman
+			data := filepath.Join(l.Path, "data")
+			if base, _, err := findTars(data); err == nil && base != "" {
+				// backup_compression: pg_basebackup -Ft's tars in data/
+				ts, err := openTarStore(p, data, cache)
+				if err != nil {
+					return nil, err
+				}
+				b.st = ts
+				break
+			}
 			bs, err := openBarman(p, l.Path)
 			if err != nil {
 				return nil, err

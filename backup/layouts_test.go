@@ -318,18 +318,30 @@ func TestBarman(t *testing.T) {
 	if b.Layout() != LayoutBarman {
 		t.Errorf("Layout %s", b.Layout())
 	}
-	c := compareTree(t, b, filepath.Join(w, "barman-restore"), func(name string) bool {
+	barmanSkip := func(name string) bool {
 		// what barman recover adds or rewrites, and the WAL it copies
 		return name == ".barman-recover.info" || name == "postgresql.conf" || name == "postgresql.auto.conf" ||
 			strings.HasSuffix(name, ".origin") || strings.HasPrefix(name, "backup_manifest") || name == "pg_wal" ||
-			strings.HasPrefix(name, "pg_wal/")
-	})
+			strings.HasPrefix(name, "pg_wal/") || name == "tablespace_map"
+	}
+	c := compareTree(t, b, filepath.Join(w, "barman-restore"), barmanSkip)
 	t.Logf("Barman: %d files, %d relation forks, %d blocks identical", c.files, c.relations, c.blocks)
 	checkLabelFile(t, b, filepath.Join(w, "barman-restore", "backup_label"))
 	checkManifestEnd(t, b, filepath.Join(dir, "data", "backup_manifest"))
 	if b.Label().StopUpperBound {
 		t.Errorf("the stop LSN is only an upper bound: the .backup history file was not read")
 	}
+	// backup_compression = gzip: the tars in data/
+	dirz := filepath.Join(w, "barman", "pgz", "base", facts["barman_gz_id"])
+	bz := openT(t, dirz)
+	if bz.Layout() != LayoutBarman {
+		t.Errorf("Layout %s", bz.Layout())
+	}
+	c = compareTree(t, bz, filepath.Join(w, "barman-restore-gz"), barmanSkip)
+	t.Logf("Barman, gzip: %d files, %d relation forks, %d blocks identical", c.files, c.relations, c.blocks)
+	checkLabelFile(t, bz, filepath.Join(w, "barman-restore-gz", "backup_label"))
+	checkManifestEnd(t, bz, filepath.Join(dirz, "data", "backup_manifest"))
+
 	// a server directory opens its newest backup
 	b2 := openT(t, filepath.Join(w, "barman", "pg"))
 	if b2.Layout() != LayoutBarman || b2.Label().StartLSN != b.Label().StartLSN {

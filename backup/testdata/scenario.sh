@@ -18,7 +18,8 @@
 #     between them; each restored by pgbackrest restore into pgbr-restore-N/;
 #     then a full backup with block incremental (--repo1-block --beta);
 #   - a Barman server barman/pg (backup_method = postgres), its backup
-#     recovered by barman recover into barman-restore/.
+#     recovered by barman recover into barman-restore/; a second one,
+#     barman/pgz, with backup_compression = gzip, into barman-restore-gz/.
 #
 # WORK/facts.env: pgbr_labels (space-separated, oldest first),
 # pgbr_block_label, barman_id,
@@ -30,7 +31,7 @@ set -euo pipefail
 unset TZ
 export LC_ALL=C
 PGD=$W/data F=$W/facts.env
-mkdir -p "$W/sock" "$W/ts1" "$W/pgbr" "$W/pgbr-log" "$W/pgbr-lock" "$W/pgbr-spool" "$W/barman/pg/incoming" "$W/barman-log" "$W/barman.d"
+mkdir -p "$W/sock" "$W/ts1" "$W/pgbr" "$W/pgbr-log" "$W/pgbr-lock" "$W/pgbr-spool" "$W/barman/pg/incoming" "$W/barman/pgz/incoming" "$W/barman-log" "$W/barman.d"
 if [ "$(id -u)" = 0 ]; then
   asp() { su postgres -s /bin/bash -c "$1"; }
   chown -R postgres "$W"
@@ -73,6 +74,16 @@ backup_method = postgres
 archiver = on
 streaming_archiver = off
 path_prefix = $BIN
+
+[pgz]
+description = backup package test, compressed
+conninfo = host=$W/sock port=$PORT user=postgres dbname=postgres
+streaming_conninfo = host=$W/sock port=$PORT user=postgres
+backup_method = postgres
+backup_compression = gzip
+archiver = on
+streaming_archiver = off
+path_prefix = $BIN
 CONF
 [ "$(id -u)" = 0 ] && chown -R postgres "$W"
 PGBR="pgbackrest --config=$W/pgbackrest.conf --stanza=demo"
@@ -93,7 +104,7 @@ unix_socket_directories = '$W/sock'
 wal_level = replica
 max_wal_senders = 10
 archive_mode = on
-archive_command = '$PGBR archive-push %p && cp %p $W/barman/pg/incoming/%f'
+archive_command = '$PGBR archive-push %p && cp %p $W/barman/pg/incoming/%f && cp %p $W/barman/pgz/incoming/%f'
 autovacuum = off
 fsync = off
 checkpoint_timeout = 1h
@@ -208,6 +219,16 @@ asp "$BM backup --wait-timeout 60 pg" > "$W/barman-backup.log" 2>&1 || asp "$BM 
 bid=$(ls "$W/barman/pg/base" | tail -1)
 echo "barman_id=$bid" >> "$F"
 asp "$BM recover --tablespace ts1:$W/barman-restore-ts1 pg $bid $W/barman-restore" > "$W/barman-recover.log" 2>&1
+# a compressed Barman backup (backup_compression = gzip: pg_basebackup -Ft -z
+# into data/)
+asp "$BM switch-wal --force pgz" >/dev/null 2>&1 || true
+sleep 1
+asp "$BM archive-wal pgz" >/dev/null
+asp "$BM backup --wait-timeout 60 pgz" > "$W/barman-backup-gz.log" 2>&1 || asp "$BM backup pgz" >> "$W/barman-backup-gz.log" 2>&1
+bidz=$(ls "$W/barman/pgz/base" | tail -1)
+echo "barman_gz_id=$bidz" >> "$F"
+mkdir -p "$W/barman-staging"; [ "$(id -u)" = 0 ] && chown postgres "$W/barman-staging"
+asp "$BM recover --recovery-staging-path $W/barman-staging --tablespace ts1:$W/barman-restore-gz-ts1 pgz $bidz $W/barman-restore-gz" > "$W/barman-recover-gz.log" 2>&1
 
 asp "$BIN/pg_ctl -D $PGD -m fast -w stop" >/dev/null
 asp "$BIN/pg_controldata $W/plain" > "$W/plain.controldata"
