@@ -122,11 +122,7 @@ func replayError(err error) error {
 
 // openReplay opens the backup and the WAL and replays to the target,
 // holding the blocks of the databases hold says (nil: all).
-func openReplay(c *cli.Command, hold func(decode.RelFileLocator) bool) (*replay.Replay, *backup.Backup, error) {
-	paths := c.StringSlice("backup")
-	if len(paths) == 0 {
-		return nil, nil, usageErr("give --backup PATH: the base backup the pages are rebuilt from")
-	}
+func openReplay(c *cli.Command, b *backup.Backup, hold func(decode.RelFileLocator) bool) (*replay.Replay, *backup.Backup, error) {
 	target, err := parseTarget(c)
 	if err != nil {
 		return nil, nil, err
@@ -138,9 +134,10 @@ func openReplay(c *cli.Command, hold func(decode.RelFileLocator) bool) (*replay.
 	if c.Args().Len() == 0 {
 		return nil, nil, usageErr("give the WAL: an archive or pg_wal directory, or files")
 	}
-	b, err := backup.Open(paths...)
-	if err != nil {
-		return nil, nil, replayError(err)
+	if b == nil {
+		if b, err = openBackup(c); err != nil {
+			return nil, nil, err
+		}
 	}
 	src, err := archive.Open(c.Args().Slice()...)
 	if err != nil {
@@ -156,6 +153,19 @@ func openReplay(c *cli.Command, hold func(decode.RelFileLocator) bool) (*replay.
 	return r, b, nil
 }
 
+// openBackup opens --backup.
+func openBackup(c *cli.Command) (*backup.Backup, error) {
+	paths := c.StringSlice("backup")
+	if len(paths) == 0 {
+		return nil, usageErr("give --backup PATH: the base backup the pages are rebuilt from")
+	}
+	b, err := backup.Open(paths...)
+	if err != nil {
+		return nil, replayError(err)
+	}
+	return b, nil
+}
+
 // replayRelation replays to the target holding only the blocks --relation
 // needs: the files its name had at the backup's start (replay.FilesNamed),
 // the catalogs and every file the WAL makes, in one reading of the WAL; if
@@ -163,29 +173,32 @@ func openReplay(c *cli.Command, hold func(decode.RelFileLocator) bool) (*replay.
 // a second reading holds that file.
 func replayRelation(c *cli.Command) (*replay.Replay, *backup.Backup, decode.RelFileLocator, string, error) {
 	var none decode.RelFileLocator
+	var opened *backup.Backup // the backup FilesNamed read, handed to the first reading
 	spec := c.String("relation")
 	want := map[decode.RelFileLocator]bool{}
 	if loc, ok := parseLocator(spec); ok {
 		want[loc] = true
 	} else if parts, err := catalog.ParseQualifiedName(spec); err != nil {
 		return nil, nil, none, "", usageErr("invalid relation name %q: %v", spec, err)
-	} else if paths := c.StringSlice("backup"); len(paths) > 0 {
-		b, err := backup.Open(paths...)
+	} else {
+		b, err := openBackup(c)
 		if err != nil {
-			return nil, nil, none, "", replayError(err)
+			return nil, nil, none, "", err
 		}
 		files, err := replay.FilesNamed(replay.OpenBackup(b), xlog.Version(b.MajorVersion()), parts[len(parts)-1])
-		b.Close()
 		if err != nil {
+			b.Close()
 			return nil, nil, none, "", replayError(err)
 		}
 		for _, f := range files {
 			want[f] = true
 		}
+		opened = b
 	}
 	hold := func(rel decode.RelFileLocator) bool { return want[rel] }
 	for pass := 0; ; pass++ {
-		r, b, err := openReplay(c, hold)
+		r, b, err := openReplay(c, opened, hold)
+		opened = nil
 		if err != nil {
 			return nil, nil, none, "", err
 		}
