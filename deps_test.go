@@ -53,7 +53,8 @@ var allowed = map[string][]string{
 	"tuple":                {"xlog", "decode"},          // heap tuples deformed, varlena classified, TOAST reassembled
 	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files
 	"heap":                 {"xlog", "decode", "rmgr"},  // heap pages: redo per version, heap_mask, page items
-	"typeout":              {"xlog", "decode", "tuple", "catalog"}, // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
+
+	"typeout": {"xlog", "decode", "tuple", "catalog"}, // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
 
 	// Object stores (issue 14): the clients, imported by the command only;
 	// xlog/archive reads a store through its Tree interface, not this package.
