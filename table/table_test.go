@@ -89,3 +89,57 @@ func TestRowsAgainstRecovery(t *testing.T) {
 	}
 	t.Logf("%d rows read, every one where the standby has it", rows)
 }
+
+// TestFormatTypeAgainstServer: every column type of fixtures/pages' tables
+// as FormatType names it equals the standby's format_type(atttypid,
+// atttypmod) at after-insert (integer, numeric(10,2), character
+// varying(10), character(3), "char", time with time zone, integer[], an
+// enum, a range, ...), dropped columns left out, an added one in.
+func TestFormatTypeAgainstServer(t *testing.T) {
+	d := filepath.Join(testwal.Root(t), "fixtures", "pages")
+	dir := t.TempDir()
+	for _, a := range []string{"archive.tar.zst", "expected.tar.zst"} {
+		if err := testwal.UntarZstd(filepath.Join(d, a), dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := backup.Open(filepath.Join(d, "base.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	src, err := archive.Open(filepath.Join(dir, "archive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Run(replay.Config{Backup: replay.OpenBackup(b), WAL: src, Options: xlog.Options{FollowHistory: true},
+		Target: replay.Target{Name: "after-insert", Inclusive: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for _, tab := range []string{"acct", "hist", "kinds"} {
+		rel, err := r.Resolve(tab, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := table.Open(r, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(dir, "expected", "after-insert", tab+".types"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range tb.Columns {
+			got = append(got, c.Attribute.Name+" "+table.FormatType(rel.Catalog, c.Attribute.TypID, c.Attribute.TypMod))
+		}
+		if g, w := strings.Join(got, "\n"), strings.TrimRight(string(want), "\n"); g != w {
+			t.Errorf("%s:\nwalscope:\n%s\nserver:\n%s", tab, g, w)
+		}
+		n += len(got)
+	}
+	t.Logf("%d columns typed as format_type types them", n)
+}
