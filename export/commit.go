@@ -57,6 +57,7 @@ type Marker struct {
 	StartLSN    string       `json:"start_lsn,omitempty"`
 	EndLSN      string       `json:"end_lsn,omitempty"`
 	PartitionBy string       `json:"partition_by,omitempty"`
+	Batch       int          `json:"batch,omitempty"`
 	Format      Format       `json:"format"`
 	Rows        int64        `json:"rows"`
 	Files       []MarkerFile `json:"files"`
@@ -91,8 +92,11 @@ func (e *Exporter) datasetRel(table string) string {
 	if e.cfg.Label != "" {
 		d = filepath.Join(d, "label="+e.cfg.Label)
 	}
-	if e.cfg.PartitionBy == PartitionSegmentRange {
+	switch e.cfg.PartitionBy {
+	case PartitionSegmentRange:
 		d = filepath.Join(d, "segment_range="+e.cfg.SegmentRange)
+	case PartitionBatch:
+		d = filepath.FromSlash(BatchDir(d, e.cfg.Batch))
 	}
 	return d
 }
@@ -231,6 +235,9 @@ func (e *Exporter) publish() error {
 		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 		m := Marker{SchemaVersion: SchemaVersion, Table: t, Label: e.cfg.Label, PartitionBy: e.cfg.PartitionBy,
 			Format: e.cfg.Format, Files: files, Completed: now}
+		if e.cfg.PartitionBy == PartitionBatch {
+			m.Batch = e.cfg.Batch
+		}
 		if files == nil {
 			m.Files = []MarkerFile{}
 		}
@@ -268,6 +275,9 @@ func (e *Exporter) publish() error {
 	return outfile.Guard(func() error {
 		for i, t := range e.cfg.Tables {
 			if err := e.move(t, i); err != nil {
+				return err
+			}
+			if err := e.hook("published " + t); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/names"
@@ -24,6 +25,9 @@ const (
 	PartitionNone         = ""
 	PartitionSegmentRange = "segment-range"
 	PartitionTimeline     = "timeline"
+	// PartitionBatch is an incremental dataset's (batch.go): a batch=N
+	// directory per run of `export --append`, day=YYYY-MM-DD below it.
+	PartitionBatch = "batch"
 )
 
 // Config describes one export.
@@ -56,6 +60,19 @@ type Config struct {
 	// WAL carries (names.LearnNames, a first pass). Either may be nil.
 	Catalog  names.Catalog
 	WALNames *names.WALNames
+	// Batch numbers the batch of a PartitionBatch export (its batch=N
+	// directory); LastTime is the last record time of the batches before
+	// it, which the records before this batch's first commit take (zero:
+	// none, they take the batch's first time).
+	Batch    int
+	LastTime time.Time
+	// FileRows bounds the rows of one file (0: a span's rows, however
+	// many): a file that reaches it is completed and another begun.
+	FileRows int64
+	// Hook, if set, is called at each step of publishing ("staged",
+	// "published <table>", ...): tests stop an export there. An error it
+	// returns fails the export at that step.
+	Hook func(step string) error
 }
 
 // ErrExists is returned when a dataset exists and Overwrite is not set.
@@ -95,6 +112,10 @@ type Exporter struct {
 	stage     string
 	stageLock *os.File
 	staged    stagedFiles
+	// days places rows in day=… partitions (PartitionBatch), and tl
+	// keeps the LSN range read on each timeline (batch.go).
+	days dayTrack
+	tl   tlRanges
 }
 
 const closeAhead = 2
@@ -134,6 +155,7 @@ func New(cfg Config) (*Exporter, error) {
 		}
 		e.want[t], e.schemas[t] = true, s
 	}
+	e.days.start(cfg.LastTime)
 	if err := e.startStaging(); err != nil {
 		return nil, err
 	}
@@ -148,10 +170,13 @@ func (e *Exporter) datasetDir(table string) string {
 	return filepath.Join(e.stage, e.datasetRel(table))
 }
 
-func (e *Exporter) partDir(table string, tli xlog.TimeLineID) string {
+func (e *Exporter) partDir(table string, tli xlog.TimeLineID, day string) string {
 	d := e.datasetDir(table)
-	if e.cfg.PartitionBy == PartitionTimeline {
+	switch e.cfg.PartitionBy {
+	case PartitionTimeline:
 		d = filepath.Join(d, "timeline="+strconv.FormatUint(uint64(tli), 10))
+	case PartitionBatch:
+		d = filepath.Join(d, dayDir(day))
 	}
 	return d
 }
@@ -165,6 +190,7 @@ type partWriters struct {
 	paths  map[string]string // by directory, the file's path
 	last   RowWriter
 	lastT  xlog.TimeLineID
+	lastD  string
 	row    Row
 }
 
@@ -180,14 +206,22 @@ func (e *Exporter) newPartWriters(table string) *partWriters {
 	return p
 }
 
-// writer returns the file for rows of timeline tli, starting it (named
-// after first) if needed.
-func (p *partWriters) writer(tli xlog.TimeLineID, first xlog.LSN) (RowWriter, error) {
-	if p.last != nil && (p.lastT == tli || p.e.cfg.PartitionBy != PartitionTimeline) {
+// writer returns the file for rows of timeline tli and day, starting it
+// (named after first) if needed.
+func (p *partWriters) writer(tli xlog.TimeLineID, day string, first xlog.LSN) (RowWriter, error) {
+	if p.last != nil && (p.lastT == tli || p.e.cfg.PartitionBy != PartitionTimeline) && p.lastD == day &&
+		(p.e.cfg.FileRows <= 0 || p.last.Rows() < p.e.cfg.FileRows) {
 		return p.last, nil
 	}
-	dir := p.e.partDir(p.table, tli)
+	dir := p.e.partDir(p.table, tli, day)
 	w := p.byDir[dir]
+	if w != nil && p.e.cfg.FileRows > 0 && w.Rows() >= p.e.cfg.FileRows {
+		// Full: completed now, another file begun (named after its first row).
+		if err := p.closeOne(dir); err != nil {
+			return nil, err
+		}
+		w = nil
+	}
 	if w == nil {
 		var err error
 		name := fmt.Sprintf("part-%016X%s", uint64(first), p.e.cfg.Format.Ext())
@@ -198,16 +232,37 @@ func (p *partWriters) writer(tli xlog.TimeLineID, first xlog.LSN) (RowWriter, er
 		p.byDir[dir] = w
 		p.paths[dir] = filepath.Join(dir, name)
 	}
-	p.last, p.lastT = w, tli
+	p.last, p.lastT, p.lastD = w, tli, day
 	return w, nil
 }
 
 func (p *partWriters) write(tli xlog.TimeLineID, first xlog.LSN) error {
-	w, err := p.writer(tli, first)
+	return p.writeDay(tli, "", first)
+}
+
+// writeDay writes the row into the partition of day (PartitionBatch).
+func (p *partWriters) writeDay(tli xlog.TimeLineID, day string, first xlog.LSN) error {
+	w, err := p.writer(tli, day, first)
 	if err != nil {
 		return err
 	}
 	return w.Write(p.row)
+}
+
+// closeOne completes the file of directory dir.
+func (p *partWriters) closeOne(dir string) error {
+	w := p.byDir[dir]
+	delete(p.byDir, dir)
+	if p.last == w {
+		p.last = nil
+	}
+	rows := w.Rows()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	rel, _ := filepath.Rel(p.e.datasetDir(p.table), p.paths[dir])
+	p.e.staged.add(p.table, rel, rows)
+	return nil
 }
 
 func (p *partWriters) close() error {
@@ -252,6 +307,8 @@ type Span struct {
 	names   nameCache
 	rels    relCache
 	desc    []byte
+	clock   spanClock
+	tl      tlRanges
 	xacts   *stats.XactCounter
 	cycles  *stats.CycleCounter
 	segs    *stats.SegmentCounter
@@ -339,6 +396,16 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 	}
 	names := s.names.rmgr(rec.Version, h.Rmid)
 	end, isEnd := rmgr.XactEnd(rec)
+	s.tl.add(rec.TLI, rec.LSN, rec.EndLSN)
+	// The day partition (PartitionBatch): of the last commit's time.
+	var day string
+	nameAt := s.first
+	if e.cfg.PartitionBy == PartitionBatch {
+		if isEnd {
+			s.clock.see(rec.LSN, end.Time)
+		}
+		day, nameAt = s.clock.dayDir(s.first), rec.LSN
+	}
 
 	if p := s.records; p != nil {
 		r := p.row
@@ -390,7 +457,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			s.desc = rmgr.AppendDesc(s.desc[:0], rec)
 			r[recColumns] = Value{S: string(s.desc)}
 		}
-		if err := p.write(rec.TLI, s.first); err != nil {
+		if err := p.writeDay(rec.TLI, day, nameAt); err != nil {
 			return err
 		}
 	}
@@ -417,7 +484,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			n := s.rels.lookup(e, b.Rel)
 			r[BlkDatabaseName] = n.db
 			n.fill(r[BlkSchemaName:])
-			if err := p.write(rec.TLI, s.first); err != nil {
+			if err := p.writeDay(rec.TLI, day, nameAt); err != nil {
 				return err
 			}
 		}
@@ -568,6 +635,8 @@ func (e *Exporter) Merge(s *Span) error {
 	if !e.haveAny {
 		e.first, e.haveAny = s.first, true
 	}
+	e.days.merge(s)
+	e.tl.merge(&s.tl)
 	e.cycles.Merge(s.cycles)
 	e.segs.Merge(s.segs)
 	if e.wantTx {
@@ -610,7 +679,15 @@ func (e *Exporter) writeTx(x *stats.XidVolume) error {
 	r[8] = Value{U: x.WALBytes}
 	r[9] = Value{U: x.Images}
 	r[10] = Value{U: x.ImageBytes}
-	return p.write(x.TLI, e.first)
+	day := ""
+	if e.cfg.PartitionBy == PartitionBatch {
+		if x.Ended {
+			day = dayOf(x.Time)
+		} else {
+			day = e.days.current()
+		}
+	}
+	return p.writeDay(x.TLI, day, e.first)
 }
 
 // Finish writes the tables that need the whole stream (checkpoints,
@@ -624,6 +701,16 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) (err error) {
 			return
 		}
 		// Every file complete: the datasets are published (or none is).
+		if e.cfg.PartitionBy == PartitionBatch {
+			if err = e.placePending(); err != nil {
+				e.Abort()
+				return
+			}
+		}
+		if err = e.hook("staged"); err != nil {
+			e.Abort()
+			return
+		}
 		err = e.publish()
 		e.dropStaging()
 	}()
@@ -682,7 +769,16 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) (err error) {
 			if e.cfg.PartitionBy == PartitionTimeline {
 				tli = e.timelineAt(redo)
 			}
-			if err := p.write(tli, e.first); err != nil {
+			day := ""
+			if e.cfg.PartitionBy == PartitionBatch {
+				// by its checkpoint's time; the WAL before the first redo
+				// point by its records' time
+				day = e.days.at(redo)
+				if c.Checkpoint != 0 {
+					day = dayOf(c.Time)
+				}
+			}
+			if err := p.writeDay(tli, day, e.first); err != nil {
 				p.abort()
 				return err
 			}
@@ -800,7 +896,11 @@ func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error
 		}
 		r[9], r[10] = Value{U: s.Records}, Value{U: s.RecordBytes}
 		r[11] = Value{S: validation}
-		if err := p.write(s.TLI, e.first); err != nil {
+		day := ""
+		if e.cfg.PartitionBy == PartitionBatch {
+			day = e.days.at(s.First)
+		}
+		if err := p.writeDay(s.TLI, day, e.first); err != nil {
 			return err
 		}
 	}

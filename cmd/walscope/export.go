@@ -33,6 +33,9 @@ func exportCommand() *cli.Command {
 		&cli.BoolFlag{Name: "no-wal-names", Usage: "name relations from --catalog only: skip the first pass that learns the names the WAL carries"},
 		&cli.IntFlag{Name: "row-group", Value: export.DefaultRowGroupRows, Usage: "Parquet row group length in `ROWS`"},
 		&cli.IntFlag{Name: "span-bytes", Value: 32 << 20, Hidden: true, Usage: "WAL `BYTES` per parallel span (one part file each)"},
+		&cli.StringFlag{Name: "append", Usage: "add the WAL after what the incremental dataset `DATASET` (a directory or s3://, gs://, azblob:// URL) covers to it, as a new batch"},
+		&cli.BoolFlag{Name: "verify-exported", Usage: "with --append: check the SHA-256 of every already exported segment the input holds, not only of the one the last batch ended in"},
+		&cli.IntFlag{Name: "file-rows", Value: defaultFileRows, Usage: "with --append: at most `ROWS` rows in one file (a bigger batch's files are split)"},
 	)
 	return &cli.Command{
 		Name:      "export",
@@ -49,8 +52,9 @@ func exportAction(c *cli.Command) error {
 		Format: export.Format(c.String("format")), Desc: c.Bool("desc"), Overwrite: c.Bool("overwrite"),
 		BlockSize: c.Int("blcksz"), RowGroupRows: c.Int("row-group"),
 	}
-	if cfg.Dir == "" {
-		return usageErr("--out is required")
+	appendTo := c.String("append")
+	if cfg.Dir == "" && appendTo == "" {
+		return usageErr("--out (or --append) is required")
 	}
 	switch cfg.Format {
 	case export.Parquet, export.JSONL, export.CSV:
@@ -82,6 +86,9 @@ func exportAction(c *cli.Command) error {
 	}
 	if len(cfg.Tables) == 0 {
 		return usageErr("--tables lists no table")
+	}
+	if appendTo != "" {
+		return appendAction(c, cfg, appendTo)
 	}
 
 	// The live heap is mostly row groups being built (about 13 MB each, a
@@ -143,40 +150,11 @@ func exportAction(c *cli.Command) error {
 	if in.opts.End != 0 && in.opts.End < cfg.EndLSN {
 		cfg.EndLSN = in.opts.End
 	}
-	// Relation names (records, blocks): the catalog, then the names the WAL
-	// carries, learnt in the cycles' pass (one reading of the WAL for both),
-	// or by a reader of their own when there is none.
-	var nameSrc *names.NamesReading
-	walNames := cfg.NeedsNames() && !c.Bool("no-wal-names")
-	if cfg.NeedsNames() {
-		if cfg.Catalog, err = loadCatalog(c); err != nil {
-			r.Close()
-			return err
-		}
-		if walNames && !cfg.NeedsCycles() {
-			nameSrc = names.StartNames(in.src, in.opts, c.Int("blcksz"))
-		}
-	}
-	if cfg.NeedsCycles() {
-		workers := jobs(c)
-		if walNames {
-			cfg.Cycles, cfg.WALNames, err = findCyclesAndNames(in, cfg.BlockSize, workers)
-			if err != nil {
-				r.Close()
-				return readerSetupError(err)
-			}
-		} else {
-			cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
-		}
-	}
-	if nameSrc != nil {
-		cfg.WALNames, err = nameSrc.Wait()
-	}
-	if err != nil {
-		r.Close()
-		return readerSetupError(err)
-	}
+	err = exportFirstPass(c, in, r, &cfg)
 	r.Close()
+	if err != nil {
+		return err
+	}
 
 	ex, err := export.New(cfg)
 	if err != nil {
@@ -189,13 +167,67 @@ func exportAction(c *cli.Command) error {
 	if a, ok := in.src.(*archive.Source); ok && ex.Want(export.TableSegments) {
 		facts, _ = a.FactsWith(archive.FactsOptions{Quick: true})
 	}
+	err = exportSpans(c, ex, facts, 0, nil)
+	if e := publishErr(err); e != nil {
+		return e // refused when publishing: another export was first
+	}
+	if err == nil && upload != nil {
+		if err := upload(cfg.Overwrite); err != nil {
+			if e := storeErr(err); e != nil {
+				return e
+			}
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", out, err)}
+		}
+	}
+	return err
+}
 
+// exportFirstPass fills cfg's relation names (records, blocks: the catalog,
+// then the names the WAL carries, learnt in the cycles' pass, one reading
+// of the WAL for both, or by a reader of their own when there is none) and
+// checkpoint cycles.
+func exportFirstPass(c *cli.Command, in *input, r *xlog.Reader, cfg *export.Config) error {
+	var err error
+	var nameSrc *names.NamesReading
+	walNames := cfg.NeedsNames() && !c.Bool("no-wal-names")
+	if cfg.NeedsNames() {
+		if cfg.Catalog, err = loadCatalog(c); err != nil {
+			return err
+		}
+		if walNames && !cfg.NeedsCycles() {
+			nameSrc = names.StartNames(in.src, in.opts, c.Int("blcksz"))
+		}
+	}
+	if cfg.NeedsCycles() {
+		workers := jobs(c)
+		if walNames {
+			cfg.Cycles, cfg.WALNames, err = findCyclesAndNames(in, cfg.BlockSize, workers)
+			if err != nil {
+				return readerSetupError(err)
+			}
+		} else {
+			cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
+		}
+	}
+	if nameSrc != nil {
+		cfg.WALNames, err = nameSrc.Wait()
+	}
+	if err != nil {
+		return readerSetupError(err)
+	}
+	return nil
+}
+
+// exportSpans reads the stream from start (0: the flags' --start) into ex in
+// parallel spans and finishes it; done, if set, is called before Finish
+// and may finish (or abort) the export itself (finished true).
+func exportSpans(c *cli.Command, ex *export.Exporter, facts []archive.FileFact, start xlog.LSN, done func(end xlog.LSN) (finished bool, err error)) error {
 	var mu sync.Mutex
 	var open []*exportSink // spans started and not merged
 	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
 	defer stdout.Flush()
 	finished := false
-	err = scan(c, stdout, scanPlan{
+	err := scan(c, stdout, scanPlan{
 		spanBytes: max(1, c.Int("span-bytes")),
 		newSink: func(bool) recordSink {
 			s := &exportSink{span: ex.NewSpan()}
@@ -212,9 +244,16 @@ func exportAction(c *cli.Command) error {
 			return ex.Merge(s.span)
 		},
 		done: func(end xlog.LSN, _ xlog.Version) error {
+			if done != nil {
+				if f, err := done(end); f || err != nil {
+					finished = true
+					return err
+				}
+			}
 			finished = true
 			return ex.Finish(facts, end)
 		},
+		start: start,
 	})
 	// Remove what spans read but never merged (after an error) left.
 	mu.Lock()
@@ -224,17 +263,6 @@ func exportAction(c *cli.Command) error {
 	mu.Unlock()
 	if !finished {
 		ex.Abort()
-	}
-	if e := publishErr(err); e != nil {
-		return e // refused when publishing: another export was first
-	}
-	if err == nil && upload != nil {
-		if err := upload(cfg.Overwrite); err != nil {
-			if e := storeErr(err); e != nil {
-				return e
-			}
-			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", out, err)}
-		}
 	}
 	return err
 }

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/internal/outfile"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
+	"github.com/walscope/walscope/xlog/objstore"
+)
+
+// defaultFileRows bounds the rows of one file of an incremental dataset:
+// 4 Mi records are about 60 to 100 MB of Parquet, a size the engines read
+// well (issue 29: "split big nights").
+const defaultFileRows = 4 << 20
+
+// exitSegmentChanged is export --append's exit code for a segment that
+// changed under a name an earlier batch exported (re-pushed or damaged):
+// nothing is appended.
+const exitSegmentChanged = 3
+
+// appendHook, set by tests, is called at each step of an append
+// (export.Config.Hook's steps, then "manifest" before the batch's manifest
+// is written): a test stops the run there as a kill would.
+var appendHook func(step string) error
+
+// appendAction is `export --append DATASET WAL...`: the WAL after the end
+// of the dataset's last batch is exported as a new batch, committed by its
+// manifest file (export/manifest.go).
+func appendAction(c *cli.Command, cfg export.Config, target string) error {
+	stderr := c.Root().ErrWriter
+	for _, f := range []string{"out", "overwrite", "shard", "partition-by", "label", "start", "end", "path", "timeline",
+		"limit", "rmgr", "xid", "relation", "block", "fork", "fullpage"} {
+		if c.IsSet(f) {
+			return usageErr("--append cannot be combined with --%s: a batch is the WAL after the dataset's last batch, whole", f)
+		}
+	}
+	if n := c.Int("file-rows"); n < 1 {
+		return usageErr("invalid value \"%d\" for option --file-rows", n)
+	}
+	cfg.PartitionBy, cfg.FileRows = export.PartitionBatch, int64(c.Int("file-rows"))
+	store := objstore.IsURL(target)
+
+	// The dataset's manifest (and, locally, its lock: one append at a time).
+	var dsFS fs.FS
+	if store {
+		loc, err := objstore.ParseURL(target)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		t, err := storeTree(loc)
+		if err != nil {
+			return storeErr(err)
+		}
+		dsFS = treeFS{t, strings.TrimSuffix(loc.String(), "/")}
+	} else {
+		lock, err := export.LockDataset(target)
+		if err != nil {
+			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
+		defer lock.Close()
+		dsFS = os.DirFS(target)
+	}
+	m, err := export.ReadManifest(dsFS)
+	if err != nil {
+		if e := storeErr(err); e != nil {
+			return e
+		}
+		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+	}
+	if m == nil {
+		if t := legacyTable(dsFS); t != "" {
+			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s holds a dataset without a batch manifest (%s/, written by `walscope export --out`): "+
+				"--append needs a dataset it started (manifest version %d); append to a new directory over the same archive, which exports it whole as batch 1", target, t, export.ManifestVersion)}
+		}
+	}
+	last := m.Last()
+
+	in, err := resolveInput(c)
+	if err != nil {
+		return err
+	}
+	src, ok := in.src.(*archive.Source)
+	if !ok {
+		return usageErr("--append reads an archive (a directory, tar file, store prefix or several segment files), not pg_waldump's STARTSEG ENDSEG form")
+	}
+	r, err := xlog.NewReader(in.src, in.opts)
+	if err != nil {
+		return readerSetupError(err)
+	}
+	segSize := r.SegmentSize()
+	r.Close()
+	var start xlog.LSN
+	if last != nil {
+		start, _ = xlog.ParseLSN(last.End)
+		if changed := checkExported(src, m, last, segSize, c.Bool("verify-exported")); len(changed) > 0 {
+			return &exitError{code: exitSegmentChanged, noHint: true, msg: fmt.Sprintf("%s: %d segment(s) changed since batch %d exported them (re-pushed or damaged), nothing appended: %s",
+				target, len(changed), last.ID, strings.Join(changed, "; "))}
+		}
+		if !holdsAfter(src, start, segSize) {
+			fmt.Fprintf(stderr, "walscope: %s: nothing to append: the input holds no WAL after %s, the end of batch %d\n", target, start, last.ID)
+			return nil
+		}
+		in.opts.Start = start
+	}
+	r, err = xlog.NewReader(in.src, in.opts)
+	if err != nil {
+		return readerSetupError(err)
+	}
+	err = exportFirstPass(c, in, r, &cfg)
+	r.Close()
+	if err != nil {
+		return err
+	}
+	if last != nil {
+		if err := carryOver(&cfg, last, start); err != nil {
+			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
+	}
+	cfg.Batch = m.NextID()
+	// A batch directory of this number is a killed run's, never committed:
+	// replaced.
+	cfg.Overwrite = true
+	cfg.Hook = appendHook
+
+	stagingDir, upload, cleanup, err := exportStaging(target)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cfg.Dir = stagingDir
+	ex, err := export.New(cfg)
+	if err != nil {
+		if e := publishErr(err); e != nil {
+			return e
+		}
+		return usageErr("%v", err)
+	}
+	var facts []archive.FileFact
+	if ex.Want(export.TableSegments) {
+		facts, _ = src.FactsWith(archive.FactsOptions{Quick: true})
+	}
+	noop := false
+	var end xlog.LSN
+	err = exportSpans(c, ex, facts, start, func(e xlog.LSN) (bool, error) {
+		end = e
+		if ex.Empty() {
+			noop = true
+			ex.Abort()
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		if e := publishErr(err); e != nil {
+			return e
+		}
+		return err
+	}
+	if noop {
+		fmt.Fprintf(stderr, "walscope: %s: nothing to append: no record after %s\n", target, start)
+		return nil
+	}
+	b := ex.BatchSummary()
+	b.Walscope, b.Created = versionString(), time.Now().UTC()
+	if len(b.Timelines) == 0 {
+		return fmt.Errorf("export --append: a batch of records without a timeline")
+	}
+	b.Start, b.End = start.String(), end.String()
+	if last == nil {
+		b.Start = b.Timelines[0].Start
+	}
+	b.EndTimeline = uint32(b.Timelines[len(b.Timelines)-1].Timeline)
+	if b.Segments, err = batchSegments(src, b.Timelines, segSize); err != nil {
+		return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: checksums of the batch's segments: %v", target, err)}
+	}
+	if appendHook != nil {
+		if err := appendHook("manifest"); err != nil {
+			return err
+		}
+	}
+	// The commit: the manifest, after every file of the batch.
+	if upload != nil {
+		if err := upload(true); err != nil {
+			if e := storeErr(err); e != nil {
+				return e
+			}
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
+		if err := uploadBatch(target, &b); err != nil {
+			if e := storeErr(err); e != nil {
+				return e
+			}
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
+	} else if err := export.WriteBatch(target, &b); err != nil {
+		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+	}
+	if !c.Bool("quiet") {
+		rows := b.Tables[export.TableRecords].Rows
+		fmt.Fprintf(stderr, "walscope: %s: batch %d: %s to %s, %d segments, %d records, days %s\n",
+			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","))
+	}
+	return nil
+}
+
+// uploadBatch uploads the batch's manifest file alone, after its data.
+func uploadBatch(target string, b *export.Batch) error {
+	dir, err := outfile.MkdirTemp(os.TempDir(), "walscope-manifest-")
+	if err != nil {
+		return err
+	}
+	defer func() { os.RemoveAll(dir); outfile.Untrack(dir) }()
+	if err := export.WriteBatch(dir, b); err != nil {
+		return err
+	}
+	return objstore.Upload(context.Background(), dir, target, objstore.UploadOptions{})
+}
+
+// carryOver makes the batch continue the last one: the checkpoint cycle its
+// first records belong to, and the last record time.
+func carryOver(cfg *export.Config, last *export.Batch, start xlog.LSN) error {
+	if last.LastTime != nil {
+		cfg.LastTime = *last.LastTime
+	}
+	if last.LastCycle == nil || len(cfg.Cycles) == 0 {
+		return nil
+	}
+	carried, err := last.LastCycle.Cycle()
+	if err != nil {
+		return err
+	}
+	if first := cfg.Cycles[0]; first.Checkpoint == 0 && first.Redo == start {
+		// The WAL before this batch's first redo point is the last
+		// batch's last cycle.
+		cfg.Cycles[0] = carried
+	}
+	// The wal level a PARAMETER_CHANGE of an earlier batch stated holds
+	// until a record of this one states another (stats.RedoFinder).
+	level := carried.WalLevel
+	for i := range cfg.Cycles {
+		if cfg.Cycles[i].WalLevel.Valid() {
+			level = cfg.Cycles[i].WalLevel
+		} else {
+			cfg.Cycles[i].WalLevel = level
+		}
+	}
+	return nil
+}
+
+// checkExported returns the segments of the input that differ from what
+// the manifest recorded of them: every one whose plain file's size differs,
+// and the SHA-256 of the segment the last batch ended in (the next batch
+// reads it again), or of every one with all.
+func checkExported(src *archive.Source, m *export.Manifest, last *export.Batch, segSize uint32, all bool) []string {
+	end, _ := xlog.ParseLSN(last.End)
+	boundary := xlog.NewSegmentName(xlog.TimeLineID(last.EndTimeline), uint64(end)/uint64(segSize), segSize).String()
+	var changed []string
+	for _, f := range src.Segments() {
+		name := segmentFileName(f)
+		want, ok := m.Segment(name)
+		if !ok {
+			continue
+		}
+		if filepath.Base(f.Path) == name && f.Size > 0 && f.Size != want.Size {
+			changed = append(changed, fmt.Sprintf("%s: %d bytes, exported with %d", f.Path, f.Size, want.Size))
+			continue
+		}
+		if !all && name != boundary {
+			continue
+		}
+		size, sum, err := segmentSHA256(src, f)
+		switch {
+		case err != nil:
+			changed = append(changed, fmt.Sprintf("%s: %v", f.Path, err))
+		case size != want.Size || sum != want.SHA256:
+			changed = append(changed, fmt.Sprintf("%s: sha256 %s (%d bytes), exported with %s (%d bytes)", f.Path, sum, size, want.SHA256, want.Size))
+		}
+	}
+	return changed
+}
+
+// holdsAfter reports whether a segment of the input holds WAL at or after
+// lsn.
+func holdsAfter(src *archive.Source, lsn xlog.LSN, segSize uint32) bool {
+	for _, f := range src.Segments() {
+		if (f.Name.SegNo(segSize)+1)*uint64(segSize) > uint64(lsn) {
+			return true
+		}
+	}
+	return false
+}
+
+func segmentFileName(f xlog.SegmentFile) string {
+	if f.Partial {
+		return f.Name.String() + ".partial"
+	}
+	return f.Name.String()
+}
+
+// batchSegments lists, with their checksums, the segment files holding the
+// timelines' ranges read (a whole segment preferred to a .partial one).
+func batchSegments(src *archive.Source, tls []export.TimelineRange, segSize uint32) ([]export.SegmentEntry, error) {
+	files := map[string]xlog.SegmentFile{}
+	for _, f := range src.Segments() {
+		k := f.Name.String()
+		if old, ok := files[k]; !ok || old.Partial && !f.Partial {
+			files[k] = f
+		}
+	}
+	var out []export.SegmentEntry
+	seen := map[string]bool{}
+	for _, r := range tls {
+		lo, _ := xlog.ParseLSN(r.Start)
+		hi, _ := xlog.ParseLSN(r.End)
+		if hi <= lo {
+			continue
+		}
+		for segno := uint64(lo) / uint64(segSize); segno <= uint64(hi-1)/uint64(segSize); segno++ {
+			name := xlog.NewSegmentName(r.Timeline, segno, segSize).String()
+			f, ok := files[name]
+			if !ok || seen[name] {
+				continue // (a timeline's first segment may be the old one's, read under its name)
+			}
+			seen[name] = true
+			size, sum, err := segmentSHA256(src, f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, export.SegmentEntry{Name: segmentFileName(f), Size: size, SHA256: sum})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// segmentSHA256 returns the size and SHA-256 of a segment's content
+// (decompressed), as `walscope ls --format json` reports them.
+func segmentSHA256(src *archive.Source, f xlog.SegmentFile) (int64, string, error) {
+	fh, err := src.Open(f)
+	if err != nil {
+		return 0, "", err
+	}
+	defer fh.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.NewSectionReader(fh, 0, 1<<40))
+	if err != nil {
+		return 0, "", fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// legacyTable returns a table directory of a dataset written without a
+// manifest ("" if none).
+func legacyTable(fsys fs.FS) string {
+	for _, t := range export.Tables {
+		if ents, err := fs.ReadDir(fsys, t); err == nil && len(ents) > 0 {
+			return t
+		}
+	}
+	return ""
+}
+
+// treeFS is an object store prefix as an fs.FS (paths below root).
+type treeFS struct {
+	t    *objstore.Tree
+	root string
+}
+
+func (f treeFS) Open(name string) (fs.File, error) { return f.t.Open(f.t.Join(f.root, name)) }
+
+func (f treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	ents, err := f.t.ReadDir(f.t.Join(f.root, name))
+	if err != nil {
+		var se *objstore.Error
+		if errors.As(err, &se) && se.Class == objstore.ClassNotFound {
+			return nil, fs.ErrNotExist
+		}
+	}
+	return ents, err
+}

@@ -1,0 +1,292 @@
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/walscope/walscope/xlog"
+)
+
+// The manifest of an incremental dataset is the directory ManifestDir at
+// its root holding one file per batch, batch-NNNNNN.json, each written (or
+// uploaded) once, after every file of its batch is in place: a batch is
+// committed when its manifest file exists, and a reader that reads the files
+// the manifest lists reads every committed row and nothing else. A file is
+// never rewritten: appending a batch adds one small object, which an object
+// store writes atomically too.
+
+// ManifestDir is the directory of an incremental dataset's batch manifests
+// (its "_" keeps it out of Spark's, Hive's and DuckDB's hive globs).
+const ManifestDir = "_walscope_manifest"
+
+// ManifestVersion is the version of the batch manifest format this walscope
+// writes and reads.
+const ManifestVersion = 1
+
+// ErrManifest reports a manifest that cannot be read: damaged, of an
+// unknown version, or with a batch missing.
+var ErrManifest = errors.New("damaged dataset manifest")
+
+// Batch is one batch's manifest: what `export --append` read and wrote in
+// one run.
+type Batch struct {
+	ManifestVersion int    `json:"manifest_version"`
+	ID              int    `json:"batch"`
+	Walscope        string `json:"walscope_version"`
+	SchemaVersion   string `json:"schema_version"`
+	// Created is when the batch was committed.
+	Created time.Time `json:"created"`
+	// Start is where the batch's reading began (the previous batch's End),
+	// End where it ended: the start of the first record not read (the
+	// next batch begins there), on EndTimeline.
+	Start       string `json:"start_lsn"`
+	End         string `json:"end_lsn"`
+	EndTimeline uint32 `json:"end_timeline"`
+	// Timelines are the LSN ranges read on each timeline, in WAL order.
+	Timelines []TimelineRange `json:"timelines"`
+	// Segments are the segment files the batch read, with their content's
+	// size and SHA-256 (of the decompressed segment, as `walscope ls
+	// --format json` gives it): a segment read by two batches (the one a
+	// batch ends in) is listed by both.
+	Segments []SegmentEntry `json:"segments"`
+	// Days are the day partitions the batch wrote rows into.
+	Days []string `json:"days"`
+	// LastTime is the last commit or abort time read (the day the next
+	// batch's first records take); LastCycle the checkpoint cycle the
+	// batch ended in.
+	LastTime  *time.Time  `json:"last_time,omitempty"`
+	LastCycle *CycleCarry `json:"last_cycle,omitempty"`
+	// Tables are the files written, relative to the dataset's root.
+	Tables map[string]BatchTable `json:"tables"`
+}
+
+// TimelineRange is the LSN range [Start, End) read on a timeline.
+type TimelineRange struct {
+	Timeline   xlog.TimeLineID `json:"timeline"`
+	Start      string          `json:"start_lsn"`
+	End        string          `json:"end_lsn"`
+	start, end xlog.LSN
+}
+
+// SegmentEntry is one segment file a batch read.
+type SegmentEntry struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// BatchTable is one table's files of a batch.
+type BatchTable struct {
+	Rows  int64        `json:"rows"`
+	Files []MarkerFile `json:"files"`
+}
+
+// BatchFileName is the name of batch id's manifest file in ManifestDir.
+func BatchFileName(id int) string { return fmt.Sprintf("batch-%06d.json", id) }
+
+// BatchDir is the directory of batch id's rows of table, relative to the
+// dataset's root.
+func BatchDir(table string, id int) string { return fmt.Sprintf("%s/batch=%06d", table, id) }
+
+// Manifest is an incremental dataset's batches, in order.
+type Manifest struct {
+	Batches  []Batch
+	segments map[string]SegmentEntry
+}
+
+// ReadManifest reads the manifest of the dataset fsys holds (its root): nil
+// and no error when it has none (an empty directory, or a dataset written
+// by `export --out`). The batches must number 1, 2, 3... without a gap.
+func ReadManifest(fsys fs.FS) (*Manifest, error) {
+	ents, err := fs.ReadDir(fsys, ManifestDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{segments: map[string]SegmentEntry{}}
+	for _, ent := range ents {
+		name := ent.Name()
+		if ent.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			continue // a temporary file of a batch being committed
+		}
+		b, err := fs.ReadFile(fsys, path.Join(ManifestDir, name))
+		if err != nil {
+			return nil, err
+		}
+		batch, err := ParseBatch(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path.Join(ManifestDir, name), err)
+		}
+		if name != BatchFileName(batch.ID) {
+			return nil, fmt.Errorf("%s: %w: it holds batch %d", path.Join(ManifestDir, name), ErrManifest, batch.ID)
+		}
+		m.Batches = append(m.Batches, *batch)
+	}
+	if len(m.Batches) == 0 {
+		return nil, nil
+	}
+	sort.Slice(m.Batches, func(i, j int) bool { return m.Batches[i].ID < m.Batches[j].ID })
+	for i := range m.Batches {
+		if m.Batches[i].ID != i+1 {
+			return nil, fmt.Errorf("%s: %w: batch %d is missing", ManifestDir, ErrManifest, i+1)
+		}
+		for _, s := range m.Batches[i].Segments {
+			m.segments[s.Name] = s
+		}
+	}
+	return m, nil
+}
+
+// ParseBatch decodes and checks one batch manifest file.
+func ParseBatch(b []byte) (*Batch, error) {
+	var batch Batch
+	if err := json.Unmarshal(b, &batch); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrManifest, err)
+	}
+	if batch.ManifestVersion != ManifestVersion {
+		return nil, fmt.Errorf("%w: manifest version %d (this walscope reads %d)", ErrManifest, batch.ManifestVersion, ManifestVersion)
+	}
+	if batch.ID < 1 {
+		return nil, fmt.Errorf("%w: batch %d", ErrManifest, batch.ID)
+	}
+	for _, l := range []string{batch.Start, batch.End} {
+		if _, err := xlog.ParseLSN(l); err != nil {
+			return nil, fmt.Errorf("%w: batch %d: LSN %q", ErrManifest, batch.ID, l)
+		}
+	}
+	if batch.EndTimeline == 0 {
+		return nil, fmt.Errorf("%w: batch %d: end_timeline 0", ErrManifest, batch.ID)
+	}
+	for i := range batch.Timelines {
+		r := &batch.Timelines[i]
+		var err1, err2 error
+		r.start, err1 = xlog.ParseLSN(r.Start)
+		r.end, err2 = xlog.ParseLSN(r.End)
+		if err1 != nil || err2 != nil || r.Timeline == 0 {
+			return nil, fmt.Errorf("%w: batch %d: timeline range %d %q-%q", ErrManifest, batch.ID, r.Timeline, r.Start, r.End)
+		}
+	}
+	if batch.LastCycle != nil {
+		if _, err := batch.LastCycle.Cycle(); err != nil {
+			return nil, fmt.Errorf("batch %d: %w", batch.ID, err)
+		}
+	}
+	for t, bt := range batch.Tables {
+		for _, f := range bt.Files {
+			// Inside the batch's own directory: a reader joins them to
+			// the dataset's root.
+			if !strings.HasPrefix(f.Path, BatchDir(t, batch.ID)+"/") || strings.Contains(f.Path, "..") {
+				return nil, fmt.Errorf("%w: batch %d: file %q is not in %s", ErrManifest, batch.ID, f.Path, BatchDir(t, batch.ID))
+			}
+		}
+	}
+	return &batch, nil
+}
+
+// Last returns the last batch (nil for an empty manifest).
+func (m *Manifest) Last() *Batch {
+	if m == nil || len(m.Batches) == 0 {
+		return nil
+	}
+	return &m.Batches[len(m.Batches)-1]
+}
+
+// NextID is the number of the batch to append.
+func (m *Manifest) NextID() int {
+	if m == nil {
+		return 1
+	}
+	return len(m.Batches) + 1
+}
+
+// Segment returns what the manifest records of a segment file (the last
+// batch that read it).
+func (m *Manifest) Segment(name string) (SegmentEntry, bool) {
+	if m == nil {
+		return SegmentEntry{}, false
+	}
+	s, ok := m.segments[name]
+	return s, ok
+}
+
+// Segments is the number of distinct segment files the batches read.
+func (m *Manifest) Segments() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.segments)
+}
+
+// Files returns the files of table in every batch, relative to the
+// dataset's root: what a reader must read, and nothing else.
+func (m *Manifest) Files(table string) []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, b := range m.Batches {
+		for _, f := range b.Tables[table].Files {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// Listed reports whether the batch directory of table and id is one a
+// committed batch wrote.
+func (m *Manifest) Listed(id int) bool { return m != nil && id >= 1 && id <= len(m.Batches) }
+
+// Encode returns the batch's manifest file.
+func (b *Batch) Encode() []byte {
+	b.ManifestVersion = ManifestVersion
+	out, _ := json.MarshalIndent(b, "", " ")
+	return append(out, '\n')
+}
+
+// WriteBatch commits a batch of the local dataset dir: its manifest file,
+// written under a temporary name, synced and renamed into place. Its
+// batch's files must be in place already.
+func WriteBatch(dir string, b *Batch) error {
+	md := filepath.Join(dir, ManifestDir)
+	if err := os.MkdirAll(md, 0o777); err != nil {
+		return err
+	}
+	final := filepath.Join(md, BatchFileName(b.ID))
+	if _, err := os.Lstat(final); err == nil {
+		return fmt.Errorf("%s: %w", final, ErrExists)
+	}
+	tmp := filepath.Join(md, "."+BatchFileName(b.ID)+"."+strconv.Itoa(os.Getpid())+".tmp")
+	os.Remove(tmp)
+	if err := writeSynced(tmp, b.Encode()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(md)
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) {
+	if noSync {
+		return
+	}
+	if f, err := os.Open(dir); err == nil {
+		f.Sync()
+		f.Close()
+	}
+}
