@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
 	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "internal/outfile"},
-	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "typeout", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},
 	"internal/waltest":     {"xlog", "decode", "internal/testwal"}, // test helpers of the analysis packages
 	"internal/outfile":     {},                                     // outputs: atomic replacement, devices streamed to, temporary files removed on a signal

@@ -154,19 +154,25 @@ func init() {
 // QuoteIdent quotes an identifier for SQL as quote_ident does.
 func QuoteIdent(s string) string { return quoteIdent(s) }
 
-// CreateTable is a CREATE TABLE statement for the table's columns under
-// name (already quoted as the caller wants it), NOT NULL kept; defaults,
-// constraints and indexes are not.
-func (t *Table) CreateTable(name string) string {
+// CreateTable is a CREATE TABLE statement for the table's columns (those
+// of Columns at the indexes cols, all when nil) under name (already quoted
+// as the caller wants it), NOT NULL kept; defaults, constraints and
+// indexes are not.
+func (t *Table) CreateTable(name string, cols []int) string {
+	if cols == nil {
+		for i := range t.Columns {
+			cols = append(cols, i)
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", name)
-	for i, col := range t.Columns {
-		a := col.Attribute
+	for i, ci := range cols {
+		a := t.Columns[ci].Attribute
 		fmt.Fprintf(&b, "    %s %s", quoteIdent(a.Name), FormatType(t.rel.Catalog, a.TypID, a.TypMod))
 		if a.NotNull {
 			b.WriteString(" NOT NULL")
 		}
-		if i < len(t.Columns)-1 {
+		if i < len(cols)-1 {
 			b.WriteString(",")
 		}
 		b.WriteString("\n")

@@ -156,6 +156,7 @@ var commands = []commandEntry{
 	{"events", eventsCommand},
 	{"pitr", pitrCommand},
 	{"page", pageCommand},
+	{"table", tableCommand},
 }
 
 type commandEntry struct {
