@@ -2,6 +2,7 @@ package typeout
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 )
 
@@ -78,6 +79,33 @@ func appendShortest(dst []byte, v float64, bits int) []byte {
 			nd++
 		}
 	}
+	if onBoundary(v, bits, digs[:nd], exp) {
+		// PostgreSQL builds Ryu with STRICTLY_SHORTEST 0 (ryu_common.h):
+		// a decimal exactly halfway to a neighbouring float is never
+		// taken, though it reads back as v; the shortest decimal strictly
+		// inside the interval is, v rounded to as many digits as needed.
+		for p := nd + 1; p <= 17; p++ {
+			s = strconv.AppendFloat(buf[:0], math.Abs(v), 'e', p-1, bits)
+			nd, epos = 0, 0
+			for i, c := range s {
+				if c == 'e' {
+					epos = i
+					break
+				}
+				if c != '.' {
+					digs[nd] = c
+					nd++
+				}
+			}
+			exp, _ = strconv.Atoi(string(s[epos+1:]))
+			if !onBoundary(v, bits, digs[:nd], exp) {
+				break
+			}
+		}
+		for nd > 1 && digs[nd-1] == '0' {
+			nd--
+		}
+	}
 	limit := 15
 	if bits == 32 {
 		limit = 6
@@ -124,4 +152,46 @@ func appendShortest(dst []byte, v float64, bits int) []byte {
 		dst = append(dst, '0')
 	}
 	return strconv.AppendInt(dst, int64(exp), 10)
+}
+
+// onBoundary reports whether the decimal digs × 10^(exp-len(digs)+1) is
+// exactly halfway between v and a neighbouring float of its precision.
+// Only floats of at least 2^(mantissa bits - 1) can have such a midpoint
+// with 17 significant digits or fewer (below, the midpoint's expansion is
+// too long), so the exact arithmetic is done for those alone.
+func onBoundary(v float64, bits int, digs []byte, exp int) bool {
+	a := math.Abs(v)
+	var lo, hi float64
+	if bits == 32 {
+		if a < 1<<23 || math.IsInf(a, 0) {
+			return false
+		}
+		f := float32(a)
+		lo, hi = float64(math.Nextafter32(f, 0)), float64(math.Nextafter32(f, float32(math.Inf(1))))
+	} else {
+		if a < 1<<52 || math.IsInf(a, 0) {
+			return false
+		}
+		lo, hi = math.Nextafter(a, 0), math.Nextafter(a, math.Inf(1))
+	}
+	d := new(big.Int)
+	d.SetString(string(digs), 10)
+	shift := exp - (len(digs) - 1)
+	dec := new(big.Rat)
+	if shift >= 0 {
+		d.Mul(d, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(shift)), nil))
+		dec.SetInt(d)
+	} else {
+		dec.SetFrac(d, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-shift)), nil))
+	}
+	mid := func(x, y float64) *big.Rat {
+		r := new(big.Rat).SetFloat64(x)
+		r.Add(r, new(big.Rat).SetFloat64(y))
+		return r.Quo(r, big.NewRat(2, 1))
+	}
+	if dec.Cmp(mid(lo, a)) == 0 {
+		return true
+	}
+	return !math.IsInf(hi, 0) && bits == 64 && dec.Cmp(mid(a, hi)) == 0 ||
+		bits == 32 && !math.IsInf(float64(float32(hi)), 0) && dec.Cmp(mid(a, hi)) == 0
 }
