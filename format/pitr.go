@@ -28,6 +28,9 @@ type PITRJSON struct {
 	// for a target given by hand.
 	Candidates []PITRCandidateJSON `json:"candidates"`
 	Why        string              `json:"why"`
+	// RowsBack is the walscope table command that prints the relation as
+	// it was just before the event ("" without a relation).
+	RowsBack string `json:"rows_back"`
 }
 
 // PITRCandidateJSON is one committed event of the relation asked for.
@@ -117,13 +120,37 @@ func strp(s string) *string {
 	return &s
 }
 
+// RowsBackCommand is the `walscope table` command that prints the event's
+// relation as it was just before the event (the target, exclusive), or ""
+// when the plan names no relation. BACKUP stands for the base backup where
+// the plan's is a history file or none was given, WAL for the archive.
+func RowsBackCommand(p *incident.PITRPlan, b *backup.BackupLabel) string {
+	e := &p.Event
+	if e.Relation == "" || p.Settings.LSN == 0 {
+		return ""
+	}
+	bk := "BACKUP"
+	if b != nil && strings.HasSuffix(b.Path, "/backup_label") {
+		bk = shellWord(strings.TrimSuffix(b.Path, "/backup_label"))
+	}
+	return fmt.Sprintf("walscope table --backup %s --relation %s --target-lsn %s --target-inclusive=false WAL...", bk, shellWord(e.Relation), p.Settings.LSN)
+}
+
+// shellWord quotes s for a POSIX shell where it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-:+=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // maxOtherCandidates is how many other candidates the text lists.
 const maxOtherCandidates = 5
 
 // PITRToJSON makes the JSON of a plan; chosen is lsn, xid, time or name.
 func PITRToJSON(p *incident.PITRPlan, b *backup.BackupLabel, chosen string) PITRJSON {
 	e := &p.Event
-	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched, Why: p.Why,
+	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched, Why: p.Why, RowsBack: RowsBackCommand(p, b),
 		Candidates: make([]PITRCandidateJSON, 0, len(p.Candidates))}
 	for _, c := range p.Candidates {
 		cj := PITRCandidateJSON{Kind: c.Kind, XID: uint32(c.XID), CommitLSN: c.CommitLSN.String(), CommitTime: strp(incident.PGTime(c.CommitTime)), Rows: c.Rows}
@@ -292,6 +319,9 @@ func WritePITRText(w io.Writer, p *incident.PITRPlan, b *backup.BackupLabel, cho
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(&sb, "# note: %s\n", n)
+	}
+	if cmd := RowsBackCommand(p, b); cmd != "" {
+		fmt.Fprintf(&sb, "# the rows as they were, without a server: %s\n", cmd)
 	}
 	if b != nil {
 		if b.Tool != "" {

@@ -187,3 +187,37 @@ func TestPageChecksumFailure(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// TestPITRRowsBack: pitr names the walscope table command that gives the
+// rows back (issue 27.5), and that command, run as printed (WAL... replaced
+// by the archive), prints the dropped table as a real standby at the last
+// restore point before the DROP printed it (fixtures/pages: doomed is only
+// dropped after after-truncate, and not changed between).
+func TestPITRRowsBack(t *testing.T) {
+	base, archive, expected, _ := pagesFixture(t)
+	out, stderr, code := walscope(t, "", "pitr", "--format", "json", "--relation", "doomed", "--event", "drop", "--backup", base, archive)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		RowsBack string `json:"rows_back"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields(p.RowsBack)
+	if len(words) < 4 || words[0] != "walscope" || words[1] != "table" || words[len(words)-1] != "WAL..." || !strings.Contains(p.RowsBack, "--backup "+base) {
+		t.Fatalf("rows_back %q", p.RowsBack)
+	}
+	got, stderr, code := walscope(t, "", append(words[1:len(words)-1], archive)...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", p.RowsBack, code, stderr)
+	}
+	want, err := os.ReadFile(filepath.Join(expected, "after-truncate", "doomed.copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) || got == "" {
+		t.Errorf("%s printed %d bytes, the standby's COPY %d", p.RowsBack, len(got), len(want))
+	}
+}
