@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 )
@@ -252,6 +253,7 @@ func (e *Exporter) BatchSummary() Batch {
 	if n := len(e.cfg.Cycles); n > 0 {
 		b.LastCycle = carryOf(e.cfg.Cycles[n-1])
 	}
+	b.Names, b.Databases = e.learntNames()
 	return b
 }
 
@@ -316,4 +318,115 @@ func LockDataset(dir string) (io.Closer, error) {
 		return nil, err
 	}
 	return lockFile(filepath.Join(dir, ".walscope-append.lock"))
+}
+
+// RelationName is a relation file's name as a batch's rows give it.
+type RelationName struct {
+	DB     uint32 `json:"db"`
+	Rel    uint32 `json:"relfilenode"`
+	Schema string `json:"schema,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Kind   string `json:"relkind,omitempty"`
+}
+
+// DatabaseName is a database's name as a batch's rows give it.
+type DatabaseName struct {
+	OID  uint32 `json:"oid"`
+	Name string `json:"name"`
+}
+
+// CarriedNames are the names the batches of a dataset learnt from their
+// WAL (each batch's manifest holds those it learnt or changed): the next
+// batch names the files its own WAL does not as they did.
+type CarriedNames struct {
+	rels map[[2]uint32]RelationName
+	dbs  map[uint32]string
+}
+
+func (c *CarriedNames) rel(loc decode.RelFileLocator) (RelationName, bool) {
+	if c == nil {
+		return RelationName{}, false
+	}
+	r, ok := c.rels[[2]uint32{loc.DBOID, loc.RelNumber}]
+	return r, ok
+}
+
+func (c *CarriedNames) db(oid uint32) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	s, ok := c.dbs[oid]
+	return s, ok
+}
+
+// Names returns the names the manifest's batches carry, the later batches'
+// over the earlier's.
+func (m *Manifest) Names() *CarriedNames {
+	c := &CarriedNames{rels: map[[2]uint32]RelationName{}, dbs: map[uint32]string{}}
+	if m == nil {
+		return c
+	}
+	for _, b := range m.Batches {
+		for _, r := range b.Names {
+			c.rels[[2]uint32{r.DB, r.Rel}] = r
+		}
+		for _, d := range b.Databases {
+			c.dbs[d.OID] = d.Name
+		}
+	}
+	return c
+}
+
+func optValue(s string) Value {
+	if s == "" {
+		return nullName
+	}
+	return Value{S: s}
+}
+
+func valueText(v Value) string {
+	if v.Null {
+		return ""
+	}
+	return v.S
+}
+
+// learntNames returns the names this batch's WAL gave that the carried
+// names do not hold (or hold otherwise), for the batch's manifest.
+func (e *Exporter) learntNames() ([]RelationName, []DatabaseName) {
+	w := e.cfg.WALNames
+	if w == nil {
+		return nil, nil
+	}
+	var rels []RelationName
+	dbs := map[uint32]bool{}
+	for _, x := range slices.Concat(w.Files(), w.Mapped()) {
+		loc := decode.RelFileLocator{DBOID: x.DB, RelNumber: x.RelNumber}
+		n := e.relation(loc)
+		r := RelationName{DB: x.DB, Rel: x.RelNumber, Schema: valueText(n.schema), Name: valueText(n.name), Kind: valueText(n.kind)}
+		if old, ok := e.cfg.Carried.rel(loc); (!ok || old != r) && r.Name != "" {
+			rels = append(rels, r)
+		}
+		dbs[x.DB] = true
+	}
+	if e.cfg.Carried != nil {
+		for oid := range e.cfg.Carried.dbs {
+			dbs[oid] = true
+		}
+	}
+	var out []DatabaseName
+	for oid := range dbs {
+		if oid == 0 {
+			continue
+		}
+		n := e.databaseName(oid)
+		if old, _ := e.cfg.Carried.db(oid); !n.Null && n.S != old {
+			out = append(out, DatabaseName{OID: oid, Name: n.S})
+		}
+	}
+	sort.Slice(rels, func(i, j int) bool {
+		return rels[i].DB < rels[j].DB || rels[i].DB == rels[j].DB && rels[i].Rel < rels[j].Rel
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].OID < out[j].OID })
+	return rels, out
 }

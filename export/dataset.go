@@ -66,6 +66,9 @@ type Config struct {
 	// none, they take the batch's first time).
 	Batch    int
 	LastTime time.Time
+	// Carried names relations and databases as the batches before this
+	// one did (after Catalog and WALNames); may be nil.
+	Carried *CarriedNames
 	// FileRows bounds the rows of one file (0: a span's rows, however
 	// many): a file that reaches it is completed and another begun.
 	FileRows int64
@@ -554,6 +557,13 @@ func (e *Exporter) relation(loc decode.RelFileLocator) *relName {
 		return n
 	}
 	x, ok := e.cfg.WALNames.Lookup(loc)
+	if c, carried := e.cfg.Carried.rel(loc); carried && (!ok || x.Transient) {
+		// Named by an earlier batch: a rewrite's transient name
+		// (names.WALRel.Transient) never replaces another name, in one
+		// batch or across batches.
+		n.schema, n.name, n.kind = optValue(c.Schema), optValue(c.Name), optValue(c.Kind)
+		return n
+	}
 	if !ok {
 		return n
 	}
@@ -579,6 +589,9 @@ func (e *Exporter) databaseName(oid uint32) Value {
 		return Value{S: s}
 	}
 	if s, ok := e.cfg.WALNames.DatabaseName(oid); ok {
+		return Value{S: s}
+	}
+	if s, ok := e.cfg.Carried.db(oid); ok {
 		return Value{S: s}
 	}
 	return nullName

@@ -65,6 +65,12 @@ type Batch struct {
 	// batch ended in.
 	LastTime  *time.Time  `json:"last_time,omitempty"`
 	LastCycle *CycleCarry `json:"last_cycle,omitempty"`
+	// Names and Databases are the names of relation files and databases
+	// the batch's WAL gave that the batches before it did not (or gave
+	// otherwise): a later batch names the files its own WAL does not name
+	// with them.
+	Names     []RelationName `json:"names,omitempty"`
+	Databases []DatabaseName `json:"databases,omitempty"`
 	// Tables are the files written, relative to the dataset's root.
 	Tables map[string]BatchTable `json:"tables"`
 }

@@ -126,11 +126,12 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		return err
 	}
 	if last != nil {
-		if err := carryOver(&cfg, last, start); err != nil {
+		if err := carryOver(&cfg, last); err != nil {
 			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
 		}
 	}
 	cfg.Batch = m.NextID()
+	cfg.Carried = m.Names()
 	// A batch directory of this number is a killed run's, never committed:
 	// replaced.
 	cfg.Overwrite = true
@@ -232,7 +233,7 @@ func uploadBatch(target string, b *export.Batch) error {
 
 // carryOver makes the batch continue the last one: the checkpoint cycle its
 // first records belong to, and the last record time.
-func carryOver(cfg *export.Config, last *export.Batch, start xlog.LSN) error {
+func carryOver(cfg *export.Config, last *export.Batch) error {
 	if last.LastTime != nil {
 		cfg.LastTime = *last.LastTime
 	}
@@ -243,9 +244,10 @@ func carryOver(cfg *export.Config, last *export.Batch, start xlog.LSN) error {
 	if err != nil {
 		return err
 	}
-	if first := cfg.Cycles[0]; first.Checkpoint == 0 && first.Redo == start {
-		// The WAL before this batch's first redo point is the last
-		// batch's last cycle.
+	if cfg.Cycles[0].Checkpoint == 0 {
+		// The WAL before this batch's first redo point (from its first
+		// record, past start's page header) is the last batch's last
+		// cycle.
 		cfg.Cycles[0] = carried
 	}
 	// The wal level a PARAMETER_CHANGE of an earlier batch stated holds
@@ -275,9 +277,17 @@ func checkExported(src *archive.Source, m *export.Manifest, last *export.Batch, 
 		if !ok {
 			continue
 		}
-		if filepath.Base(f.Path) == name && f.Size > 0 && f.Size != want.Size {
-			changed = append(changed, fmt.Sprintf("%s: %d bytes, exported with %d", f.Path, f.Size, want.Size))
-			continue
+		if size := f.Size; filepath.Base(f.Path) == name {
+			// A plain file: its size, from the listing or the file system.
+			if size <= 0 && !objstore.IsURL(f.Path) {
+				if st, err := os.Stat(f.Path); err == nil {
+					size = st.Size()
+				}
+			}
+			if size > 0 && size != want.Size {
+				changed = append(changed, fmt.Sprintf("%s: %d bytes, exported with %d", f.Path, size, want.Size))
+				continue
+			}
 		}
 		if !all && name != boundary {
 			continue

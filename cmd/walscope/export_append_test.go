@@ -1,0 +1,563 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/internal/testwal"
+)
+
+// The "nights" of these tests are the real WAL of a fixture cut by segment
+// index (PostgreSQL wrote it in minutes, so every row's day is the same
+// real date): night k's archive holds the segments of nights 1 to k, as a
+// WAL archive grows.
+
+// killEnv makes the test binary, run as a child, a walscope that exits
+// (137, as SIGKILL's) at an append step: a kill at a chosen point, with no
+// deferred clean-up.
+const killEnv = "WALSCOPE_TEST_APPEND_KILL_AT"
+
+func init() {
+	step := os.Getenv(killEnv)
+	if step == "" {
+		return
+	}
+	appendHook = func(s string) error {
+		if s == step {
+			os.Exit(137)
+		}
+		return nil
+	}
+	os.Exit(run(append([]string{"walscope"}, os.Args[1:]...), os.Stdout, os.Stderr))
+}
+
+// killedAppend runs walscope args in a child killed at step.
+func killedAppend(t *testing.T, step string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), killEnv+"="+step)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 137 {
+		t.Fatalf("append killed at %q: %v, want exit 137\n%s", step, err, out)
+	}
+}
+
+// nights copies the fixture's segments into one archive directory per
+// night, the segments of night k being cuts[k-1] <= index < cuts[k] of the
+// sorted segment files (other files, .history and .backup, go with the
+// segment they follow).
+func nights(t *testing.T, archive string, cuts []int) []string {
+	t.Helper()
+	ents, err := os.ReadDir(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	base := t.TempDir()
+	var dirs []string
+	for k := 1; k <= len(cuts); k++ {
+		d := filepath.Join(base, fmt.Sprintf("night%d", k))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		seg := -1
+		for _, n := range names {
+			if !strings.Contains(n, ".") || strings.HasSuffix(n, ".partial") {
+				seg++
+			}
+			if seg >= cuts[k-1] {
+				break
+			}
+			copyFile(t, filepath.Join(archive, n), filepath.Join(d, n))
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendOK runs export --append and fails the test unless it exits 0.
+func appendOK(t *testing.T, ds, wal string, extra ...string) string {
+	t.Helper()
+	_, stderr, code := walscope(t, "", append(append([]string{"export", "--append", ds, "--span-bytes", "1500000", "-j", "2"}, extra...), wal)...)
+	if code != 0 {
+		t.Fatalf("export --append %s %s: exit %d\n%s", ds, wal, code, stderr)
+	}
+	return stderr
+}
+
+// parquetRows reads files with pqarrow (arrow-go, not walscope's own
+// reader) and returns each row as its cells' text, with the day partition
+// of its path appended when day is set.
+func parquetRows(t *testing.T, files []string, day bool) (cols []string, rows []string) {
+	t.Helper()
+	for _, path := range files {
+		pf, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := fr.ReadTable(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int(tbl.NumRows())
+		cells := make([][]string, n)
+		cols = cols[:0]
+		for c := 0; c < int(tbl.NumCols()); c++ {
+			cols = append(cols, tbl.Schema().Field(c).Name)
+			i := 0
+			for _, ch := range tbl.Column(c).Data().Chunks() {
+				for j := 0; j < ch.Len(); j++ {
+					cells[i] = append(cells[i], ch.ValueStr(j))
+					i++
+				}
+			}
+		}
+		d := ""
+		if day {
+			for _, el := range strings.Split(filepath.ToSlash(path), "/") {
+				if v, ok := strings.CutPrefix(el, "day="); ok {
+					d = "\tday=" + v
+				}
+			}
+		}
+		for _, r := range cells {
+			rows = append(rows, strings.Join(r, "\t")+d)
+		}
+		tbl.Release()
+		pf.Close()
+	}
+	sort.Strings(rows)
+	return cols, rows
+}
+
+// listed returns the files the dataset's manifest lists for table.
+func listed(t *testing.T, ds, table string) []string {
+	t.Helper()
+	m, err := export.ReadManifest(os.DirFS(ds))
+	if err != nil || m == nil {
+		t.Fatalf("manifest of %s: %v %v", ds, m, err)
+	}
+	var out []string
+	for _, f := range m.Files(table) {
+		out = append(out, filepath.Join(ds, filepath.FromSlash(f)))
+	}
+	return out
+}
+
+// globbed returns the Parquet files a glob reader finds under dir (names
+// starting with "." or "_" skipped, as Spark and DuckDB's hive globs do).
+func globbed(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if p != dir && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func sameRows(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			t.Errorf("%s: first difference at sorted row %d:\n got %s\nwant %s", what, i, got[i], want[i])
+			return
+		}
+	}
+}
+
+// sums adds up the numeric columns of rows grouped by key column, keeping
+// the last non-empty value of the others (the parts of a transaction, a
+// checkpoint cycle or a segment that two batches share).
+func sums(t *testing.T, cols, rows []string, key string, add ...string) map[string]string {
+	t.Helper()
+	ki := slices.Index(cols, key)
+	out := map[string][]int64{}
+	for _, r := range rows {
+		cells := strings.Split(r, "\t")
+		s := out[cells[ki]]
+		if s == nil {
+			s = make([]int64, len(add))
+		}
+		for i, a := range add {
+			v, err := strconv.ParseInt(cells[slices.Index(cols, a)], 10, 64)
+			if err != nil {
+				t.Fatalf("%s=%q: %v", a, cells[slices.Index(cols, a)], err)
+			}
+			s[i] += v
+		}
+		out[cells[ki]] = s
+	}
+	res := map[string]string{}
+	for k, v := range out {
+		res[k] = fmt.Sprint(v)
+	}
+	return res
+}
+
+func sameSums(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d keys, want %d", what, len(got), len(want))
+	}
+	n := 0
+	for k, w := range want {
+		if got[k] != w {
+			if n++; n <= 3 {
+				t.Errorf("%s %s: %s, want %s", what, k, got[k], w)
+			}
+		}
+	}
+}
+
+// unnamedRows blanks, in both row sets, the relation and database names of
+// the rows whose night-by-night name is null where the single export has
+// one: names the WAL gave after the row's batch (a catalog's first tuple
+// seen nights later), which a batch cannot know; the single export names
+// every row with the names learnt from the whole WAL. A name that differs
+// otherwise is left to fail the comparison. It returns the rows blanked.
+func unnamedRows(t *testing.T, cols, got, want []string) int {
+	t.Helper()
+	var idx []int
+	for i, c := range cols {
+		if c == "database_name" || c == "schema_name" || c == "relation_name" || c == "relkind" {
+			idx = append(idx, i)
+		}
+	}
+	if len(got) != len(want) {
+		return 0
+	}
+	n := 0
+	for i := range got {
+		if got[i] == want[i] {
+			continue
+		}
+		g, w := strings.Split(got[i], "\t"), strings.Split(want[i], "\t")
+		if len(g) != len(w) {
+			continue
+		}
+		future := true
+		for _, j := range idx {
+			if g[j] != w[j] && g[j] != "(null)" {
+				future = false
+			}
+		}
+		if !future {
+			continue
+		}
+		for _, j := range idx {
+			g[j], w[j] = "", ""
+		}
+		if slices.Equal(g, w) {
+			got[i], want[i] = strings.Join(g, "\t"), strings.Join(w, "\t")
+			n++
+		}
+	}
+	return n
+}
+
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// compareDatasets checks that the night-by-night dataset holds the rows of
+// the single export: records and blocks identical (with their day), the
+// transactions, checkpoint cycles and segments that two batches share
+// adding up to the single export's rows.
+func compareDatasets(t *testing.T, nightly, whole string) {
+	t.Helper()
+	for _, table := range []string{export.TableRecords, export.TableBlocks} {
+		cols, got := parquetRows(t, listed(t, nightly, table), true)
+		_, want := parquetRows(t, listed(t, whole, table), true)
+		if len(want) == 0 {
+			t.Errorf("%s: no rows", table)
+		}
+		unnamed := unnamedRows(t, cols, got, want)
+		sameRows(t, table, got, want)
+		t.Logf("%s: %d rows identical (%d of them once the names the single export learnt from WAL after the row are blanked)", table, len(got), unnamed)
+	}
+	cols, got := parquetRows(t, listed(t, nightly, export.TableTransactions), false)
+	_, want := parquetRows(t, listed(t, whole, export.TableTransactions), false)
+	vol := []string{"records", "record_bytes", "wal_bytes", "images", "image_bytes"}
+	sameSums(t, "transaction", sums(t, cols, got, "xid", vol...), sums(t, cols, want, "xid", vol...))
+	cols, got = parquetRows(t, listed(t, nightly, export.TableCheckpoints), false)
+	_, want = parquetRows(t, listed(t, whole, export.TableCheckpoints), false)
+	sameSums(t, "checkpoint cycle", sums(t, cols, got, "redo_lsn", vol...), sums(t, cols, want, "redo_lsn", vol...))
+	cols, got = parquetRows(t, listed(t, nightly, export.TableSegments), false)
+	_, want = parquetRows(t, listed(t, whole, export.TableSegments), false)
+	sameSums(t, "segment", sums(t, cols, got, "segment", "records", "record_bytes"), sums(t, cols, want, "segment", "records", "record_bytes"))
+}
+
+// TestAppendNightByNight builds a dataset night by night from a real
+// archive (pg15-replica-lz4: 13 segments in four nights), re-runs each
+// night (a no-op), and compares it with the same WAL exported in one batch
+// and with `export --out`.
+func TestAppendNightByNight(t *testing.T) {
+	archive := filepath.Join(exportFixture(t), "archive")
+	ns := nights(t, archive, []int{3, 7, 10, 13})
+	ds := filepath.Join(t.TempDir(), "ds")
+	for k, n := range ns {
+		appendOK(t, ds, n)
+		m, _ := export.ReadManifest(os.DirFS(ds))
+		if len(m.Batches) != k+1 {
+			t.Fatalf("night %d: %d batches", k+1, len(m.Batches))
+		}
+		// The same night again: nothing new, nothing written.
+		stderr := appendOK(t, ds, n)
+		if !strings.Contains(stderr, "nothing to append") {
+			t.Errorf("night %d re-run: %q", k+1, stderr)
+		}
+		if m2, _ := export.ReadManifest(os.DirFS(ds)); len(m2.Batches) != k+1 {
+			t.Errorf("night %d re-run added a batch", k+1)
+		}
+		// A glob reader sees exactly the listed files.
+		for _, table := range export.Tables {
+			if g, l := globbed(t, filepath.Join(ds, table)), listed(t, ds, table); !slices.Equal(g, sortedCopy(l)) {
+				t.Errorf("night %d %s: glob finds %d files, the manifest lists %d", k+1, table, len(g), len(l))
+			}
+		}
+	}
+	m, _ := export.ReadManifest(os.DirFS(ds))
+	// Each batch begins where the last ended; every segment of the archive
+	// is listed with the SHA-256 of its file.
+	for i := 1; i < len(m.Batches); i++ {
+		if m.Batches[i].Start != m.Batches[i-1].End {
+			t.Errorf("batch %d starts at %s, batch %d ended at %s", i+1, m.Batches[i].Start, i, m.Batches[i-1].End)
+		}
+	}
+	segs, _ := filepath.Glob(filepath.Join(archive, "0000000100000000000000??"))
+	if m.Segments() != len(segs) {
+		t.Errorf("manifest lists %d segments, the archive holds %d", m.Segments(), len(segs))
+	}
+	for _, s := range segs {
+		e, ok := m.Segment(filepath.Base(s))
+		if !ok || e.SHA256 != sha256File(t, s) || e.Size != 1<<20 {
+			t.Errorf("%s: manifest %+v", filepath.Base(s), e)
+		}
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	appendOK(t, whole, archive)
+	compareDatasets(t, ds, whole)
+
+	// export --out: the same records and blocks.
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := walscope(t, "", "export", "--out", out, "--tables", "records,blocks", archive); code != 0 {
+		t.Fatalf("export --out: %s", stderr)
+	}
+	for _, table := range []string{export.TableRecords, export.TableBlocks} {
+		cols, got := parquetRows(t, listed(t, ds, table), false)
+		_, want := parquetRows(t, globbed(t, filepath.Join(out, table)), false)
+		unnamed := unnamedRows(t, cols, got, want)
+		sameRows(t, table+" against export --out", got, want)
+		t.Logf("%s against export --out: %d rows identical (%d once names learnt from later WAL are blanked)", table, len(got), unnamed)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	sort.Strings(c)
+	return c
+}
+
+// TestAppendKilled kills the second night's append at each step of its
+// commit: no reader of the manifest sees any of its rows, and the next run
+// completes it to the dataset an uninterrupted run writes.
+func TestAppendKilled(t *testing.T) {
+	archive := filepath.Join(exportFixture(t), "archive")
+	ns := nights(t, archive, []int{5, 13})
+	ref := filepath.Join(t.TempDir(), "ref")
+	appendOK(t, ref, ns[0])
+	appendOK(t, ref, ns[1])
+	steps := []string{"staged"}
+	for _, table := range export.Tables {
+		steps = append(steps, "published "+table)
+	}
+	steps = append(steps, "manifest")
+	for _, step := range steps {
+		t.Run(strings.ReplaceAll(step, " ", "-"), func(t *testing.T) {
+			ds := filepath.Join(t.TempDir(), "ds")
+			appendOK(t, ds, ns[0])
+			before := map[string][]string{}
+			for _, table := range export.Tables {
+				before[table] = listed(t, ds, table)
+			}
+			killedAppend(t, step, "export", "--append", ds, "--span-bytes", "1500000", ns[1])
+			for _, table := range export.Tables {
+				if l := listed(t, ds, table); !slices.Equal(l, before[table]) {
+					t.Errorf("%s: the manifest lists %d files after the kill, %d before", table, len(l), len(before[table]))
+				}
+				for _, f := range before[table] {
+					if _, err := os.Stat(f); err != nil {
+						t.Errorf("a listed file is gone: %v", err)
+					}
+				}
+			}
+			appendOK(t, ds, ns[1])
+			m, _ := export.ReadManifest(os.DirFS(ds))
+			if len(m.Batches) != 2 {
+				t.Fatalf("%d batches after the resumed run", len(m.Batches))
+			}
+			for _, table := range export.Tables {
+				_, got := parquetRows(t, listed(t, ds, table), true)
+				_, want := parquetRows(t, listed(t, ref, table), true)
+				sameRows(t, table, got, want)
+				// nothing but the listed files, for glob readers too
+				if g := globbed(t, filepath.Join(ds, table)); !slices.Equal(g, sortedCopy(listed(t, ds, table))) {
+					t.Errorf("%s: glob finds %d files, the manifest lists %d", table, len(g), len(listed(t, ds, table)))
+				}
+			}
+		})
+	}
+}
+
+// TestAppendChangedSegment: a segment that changed under a name an earlier
+// batch exported is reported (exit 3) and nothing is appended; the segment
+// the last batch ended in is always checked, the others with
+// --verify-exported (or when a plain file's size changed).
+func TestAppendChangedSegment(t *testing.T) {
+	archive := filepath.Join(exportFixture(t), "archive")
+	ns := nights(t, archive, []int{5, 9})
+	ds := filepath.Join(t.TempDir(), "ds")
+	appendOK(t, ds, ns[0])
+	m, _ := export.ReadManifest(os.DirFS(ds))
+	segs := m.Last().Segments
+	boundary, early := segs[len(segs)-1].Name, segs[0].Name
+	flip := func(name string, off int64) func() {
+		p := filepath.Join(ns[1], name)
+		orig, _ := os.ReadFile(p)
+		b := slices.Clone(orig)
+		b[off] ^= 0xFF
+		os.WriteFile(p, b, 0o644)
+		return func() { os.WriteFile(p, orig, 0o644) }
+	}
+	expectChanged := func(what string, args ...string) {
+		t.Helper()
+		_, stderr, code := walscope(t, "", append([]string{"export", "--append", ds}, append(args, ns[1])...)...)
+		if code != exitSegmentChanged || !strings.Contains(stderr, "changed since batch 1") {
+			t.Errorf("%s: exit %d, %q; want exit %d", what, code, stderr, exitSegmentChanged)
+		}
+		if m2, _ := export.ReadManifest(os.DirFS(ds)); len(m2.Batches) != 1 {
+			t.Errorf("%s: a batch was appended", what)
+		}
+	}
+	undo := flip(boundary, 100000)
+	expectChanged("the boundary segment changed")
+	undo()
+	undo = flip(early, 200000)
+	expectChanged("an early segment, --verify-exported", "--verify-exported")
+	undo()
+	// truncated: its size differs
+	p := filepath.Join(ns[1], early)
+	orig, _ := os.ReadFile(p)
+	os.WriteFile(p, orig[:len(orig)/2], 0o644)
+	expectChanged("an early segment cut short")
+	os.WriteFile(p, orig, 0o644)
+	appendOK(t, ds, ns[1])
+}
+
+// TestAppendTimelineSwitch: the fixture whose standby was promoted
+// (timeline 2 from 0/11000A0); the third night brings the .partial segment,
+// the history file and timeline 2's segment: the batch follows the history
+// onto timeline 2, as a single export does.
+func TestAppendTimelineSwitch(t *testing.T) {
+	root := testwal.Root(t)
+	dir := testwal.Extract(t, testwal.Set{Name: "fixtures/pg15-replica-pglz-k-tl", Dir: filepath.Join(root, "fixtures", "pg15-replica-pglz-k-tl")})
+	archive := filepath.Join(dir, "archive")
+	ns := nights(t, archive, []int{4, 8, 11})
+	ds := filepath.Join(t.TempDir(), "ds")
+	for _, n := range ns {
+		appendOK(t, ds, n)
+	}
+	m, _ := export.ReadManifest(os.DirFS(ds))
+	last := m.Last()
+	if last.EndTimeline != 2 || len(last.Timelines) != 2 || last.Timelines[0].Timeline != 1 || last.Timelines[1].Timeline != 2 || last.Timelines[1].Start > "0/11000A0" {
+		t.Errorf("last batch's timelines: %+v, end timeline %d", last.Timelines, last.EndTimeline)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	appendOK(t, whole, archive)
+	compareDatasets(t, ds, whole)
+	cols, rows := parquetRows(t, listed(t, ds, export.TableRecords), false)
+	ti := slices.Index(cols, "timeline")
+	tls := map[string]int{}
+	for _, r := range rows {
+		tls[strings.Split(r, "\t")[ti]]++
+	}
+	if tls["1"] == 0 || tls["2"] == 0 {
+		t.Errorf("records by timeline: %v", tls)
+	}
+}
+
+// TestAppendLegacyDataset: a dataset `export --out` wrote has no manifest:
+// --append says so and which dataset it needs, exit 2.
+func TestAppendLegacyDataset(t *testing.T) {
+	archive := filepath.Join(exportFixture(t), "archive")
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := walscope(t, "", "export", "--out", out, "--tables", "records", archive); code != 0 {
+		t.Fatal(stderr)
+	}
+	_, stderr, code := walscope(t, "", "export", "--append", out, archive)
+	if code != exitUsage || !strings.Contains(stderr, "without a batch manifest") || !strings.Contains(stderr, "manifest version 1") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+	_, stderr, code = walscope(t, "", "export", "--append", out, "--label", "x", archive)
+	if code != exitUsage || !strings.Contains(stderr, "cannot be combined with --label") {
+		t.Errorf("--label: exit %d, %q", code, stderr)
+	}
+}
