@@ -9,18 +9,18 @@ import (
 
 // Date and time constants (datatype/timestamp.h).
 const (
-	usecsPerSec       = 1000000
-	usecsPerMinute    = 60 * usecsPerSec
-	usecsPerHour      = 60 * usecsPerMinute
-	usecsPerDay       = 24 * usecsPerHour
-	secsPerDay        = 86400
-	postgresEpochJD   = 2451545 // date2j(2000, 1, 1)
-	unixEpochJD       = 2440588 // date2j(1970, 1, 1)
-	maxTimePrecision  = 6
-	dateNoBegin       = math.MinInt32
-	dateNoEnd         = math.MaxInt32
-	timestampNoBegin  = math.MinInt64
-	timestampNoEnd    = math.MaxInt64
+	usecsPerSec      = 1000000
+	usecsPerMinute   = 60 * usecsPerSec
+	usecsPerHour     = 60 * usecsPerMinute
+	usecsPerDay      = 24 * usecsPerHour
+	secsPerDay       = 86400
+	postgresEpochJD  = 2451545 // date2j(2000, 1, 1)
+	unixEpochJD      = 2440588 // date2j(1970, 1, 1)
+	maxTimePrecision = 6
+	dateNoBegin      = math.MinInt32
+	dateNoEnd        = math.MaxInt32
+	timestampNoBegin = math.MinInt64
+	timestampNoEnd   = math.MaxInt64
 )
 
 var (

@@ -10,12 +10,13 @@ import (
 // with extra_float_digits > 0 the shortest text that reads back exactly
 // (double_to_shortest_decimal_buf, common/d2s.c); else printf's
 // "%.*g" with DBL_DIG + extra_float_digits significant digits (at least 1).
+// Before PostgreSQL 12 there is no shortest form: always "%.*g".
 func (f *Formatter) appendFloat8(dst, d []byte) ([]byte, error) {
 	if err := need(d, 8); err != nil {
 		return dst, err
 	}
 	v := math.Float64frombits(le64(d))
-	return appendFloat(dst, v, 64, 15, f.Settings.ExtraFloatDigits), nil
+	return appendFloat(dst, v, 64, 15, f.Settings.ExtraFloatDigits, f.major() >= 12), nil
 }
 
 // appendFloat4 is float4out (float.c): as float8 with float_to_shortest_
@@ -25,10 +26,10 @@ func (f *Formatter) appendFloat4(dst, d []byte) ([]byte, error) {
 		return dst, err
 	}
 	v := float64(math.Float32frombits(le32(d)))
-	return appendFloat(dst, v, 32, 6, f.Settings.ExtraFloatDigits), nil
+	return appendFloat(dst, v, 32, 6, f.Settings.ExtraFloatDigits, f.major() >= 12), nil
 }
 
-func appendFloat(dst []byte, v float64, bits, digits, extra int) []byte {
+func appendFloat(dst []byte, v float64, bits, digits, extra int, hasShortest bool) []byte {
 	switch {
 	case math.IsNaN(v):
 		return append(dst, "NaN"...)
@@ -37,7 +38,7 @@ func appendFloat(dst []byte, v float64, bits, digits, extra int) []byte {
 	case math.IsInf(v, -1):
 		return append(dst, "-Infinity"...)
 	}
-	if extra <= 0 {
+	if extra <= 0 || !hasShortest {
 		n := digits + extra
 		if n < 1 {
 			n = 1

@@ -31,14 +31,7 @@ func (f *Formatter) appendInterval(dst, d []byte) ([]byte, error) {
 	t -= min * usecsPerMinute
 	sec := t / usecsPerSec
 	fsec := t - sec*usecsPerSec
-	return encodeInterval(dst, f.Settings.IntervalStyle, year, mon, mday, hour, min, sec, fsec), nil
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
+	return encodeInterval(dst, f.Settings.IntervalStyle, f.major() < 15, year, mon, mday, hour, min, sec, fsec), nil
 }
 
 func appendI(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
@@ -57,8 +50,26 @@ func appendPad64(dst []byte, v int64, width int) []byte {
 	return append(dst, s...)
 }
 
-// encodeInterval is EncodeInterval (datetime.c).
-func encodeInterval(dst []byte, style IntervalStyle, year, mon, mday, hour, min, sec, fsec int64) []byte {
+// encodeInterval is EncodeInterval (datetime.c). Before PostgreSQL 15 the
+// fields were ints (struct pg_tm, not pg_itm): with narrow, negating or
+// taking the absolute value of -2147483648 days leaves it negative, as
+// there.
+func encodeInterval(dst []byte, style IntervalStyle, narrow bool, year, mon, mday, hour, min, sec, fsec int64) []byte {
+	abs64 := func(v int64) int64 {
+		if v < 0 {
+			v = -v
+		}
+		if narrow {
+			v = int64(int32(v))
+		}
+		return v
+	}
+	neg := func(v int64) int64 {
+		if narrow {
+			return int64(-int32(v))
+		}
+		return -v
+	}
 	isBefore, isZero := false, true
 	switch style {
 	case SQLStandard:
@@ -69,7 +80,7 @@ func encodeInterval(dst []byte, style IntervalStyle, year, mon, mday, hour, min,
 		std := !(hasNeg && hasPos) && !(hasYM && hasDT)
 		if hasNeg && std {
 			dst = append(dst, '-')
-			year, mon, mday, hour, min, sec, fsec = -year, -mon, -mday, -hour, -min, -sec, -fsec
+			year, mon, mday, hour, min, sec, fsec = neg(year), neg(mon), neg(mday), neg(hour), neg(min), neg(sec), neg(fsec)
 		}
 		switch {
 		case !hasNeg && !hasPos:
@@ -191,7 +202,7 @@ func encodeInterval(dst []byte, style IntervalStyle, year, mon, mday, hour, min,
 				isBefore = v < 0
 				v = abs64(v)
 			} else if isBefore {
-				v = -v
+				v = neg(v)
 			}
 			dst = append(dst, ' ')
 			dst = appendI(dst, v)

@@ -90,7 +90,7 @@ func (c CSV) Append(dst, s []byte, force, singleColumn bool) []byte {
 
 // AppendLiteral appends s as an SQL string literal as quote_literal does
 // (quote.c): in single quotes, a quote doubled, and when s holds a
-// backslash the E'' form with backslashes doubled; then, when castTo is
+// backslash the E” form with backslashes doubled; then, when castTo is
 // not empty, "::" and castTo (a type name as format_type prints it, which
 // the caller gives), so that PostgreSQL reads the literal back as the
 // value whatever standard_conforming_strings says.

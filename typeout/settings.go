@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -64,6 +65,12 @@ type Settings struct {
 	// LCMonetary is lc_monetary; money prints only with "", "C" or
 	// "POSIX".
 	LCMonetary string
+	// TZDir, when not empty, is the directory of compiled (TZif) zone
+	// files TimeZone is read from: the server's own copy of the IANA data
+	// (SHAREDIR/timezone, or the system's /usr/share/zoneinfo for a build
+	// --with-system-tzdata), whose rules Go's zoneinfo may not share. Empty:
+	// Go's time.LoadLocation.
+	TZDir string
 }
 
 // DefaultSettings returns PostgreSQL's defaults (guc.c's boot values).
@@ -106,7 +113,7 @@ func (s *Settings) Set(name, value string) error {
 			return settingError("IntervalStyle", value, "not postgres, postgres_verbose, sql_standard or iso_8601")
 		}
 	case "timezone":
-		if _, err := loadZone(value); err != nil {
+		if _, err := loadZone(value, s.TZDir); err != nil {
 			return settingError("TimeZone", value, err.Error())
 		}
 		s.TimeZone = value
@@ -442,37 +449,35 @@ func parseConfLine(line string) (name, value string, ok bool, err error) {
 
 // zoneCache keeps the loaded TimeZone.
 type zoneCache struct {
-	name string
-	loc  *time.Location
+	name, dir string
+	loc       *time.Location
 }
 
-func loadZone(name string) (*time.Location, error) {
-	switch strings.ToUpper(name) {
-	case "", "GMT", "UTC", "Z", "ZULU", "UCT":
-		// PostgreSQL's UTC-like zones; their abbreviation is the name's.
-		return time.FixedZone(strings.ToUpper(defaultStr(name, "GMT")), 0), nil
-	}
+func loadZone(name, dir string) (*time.Location, error) {
 	if strings.EqualFold(name, "localtime") || strings.EqualFold(name, "local") {
 		return nil, errors.New("the server's local zone is unknown here: name the zone")
+	}
+	if name == "" || strings.Contains(name, "..") || filepath.IsAbs(name) {
+		return nil, errors.New("not a zone name")
+	}
+	if dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil, err
+		}
+		return time.LoadLocationFromTZData(name, b)
 	}
 	return time.LoadLocation(name)
 }
 
-func defaultStr(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 func (f *Formatter) location() (*time.Location, error) {
-	if f.tz != nil && f.tz.name == f.Settings.TimeZone {
+	if f.tz != nil && f.tz.name == f.Settings.TimeZone && f.tz.dir == f.Settings.TZDir {
 		return f.tz.loc, nil
 	}
-	loc, err := loadZone(f.Settings.TimeZone)
+	loc, err := loadZone(f.Settings.TimeZone, f.Settings.TZDir)
 	if err != nil {
 		return nil, settingError("TimeZone", f.Settings.TimeZone, err.Error())
 	}
-	f.tz = &zoneCache{name: f.Settings.TimeZone, loc: loc}
+	f.tz = &zoneCache{name: f.Settings.TimeZone, dir: f.Settings.TZDir, loc: loc}
 	return loc, nil
 }
