@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
 	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "internal/outfile"},
-	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "typeout", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "rows", "typeout", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},
 	"internal/waltest":     {"xlog", "decode", "internal/testwal"}, // test helpers of the analysis packages
 	"internal/outfile":     {},                                     // outputs: atomic replacement, devices streamed to, temporary files removed on a signal
@@ -54,7 +54,8 @@ var allowed = map[string][]string{
 	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files
 	"heap":                 {"xlog", "decode", "rmgr"},  // heap pages: redo per version, heap_mask, page items
 
-	"typeout": {"xlog", "decode", "tuple", "catalog"}, // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
+	"rows":    {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup", "replay", "table"}, // the rows one transaction changed, and the SQL undoing it (issue 27)
+	"typeout": {"xlog", "decode", "tuple", "catalog"},                                                           // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
 
 	// Object stores (issue 14): the clients, imported by the command only;
 	// xlog/archive reads a store through its Tree interface, not this package.
