@@ -87,6 +87,9 @@ type Config struct {
 	// they go to a file of ours in TempDir ("" is os.TempDir()).
 	MemoryBytes int64
 	TempDir     string
+	// WatchXID, when set, has the replay keep the rows this transaction
+	// and its subtransactions change (Changes, WatchedEnd; changes.go).
+	WatchXID xlog.XID
 }
 
 // Stop is where the replay ended.
@@ -137,6 +140,14 @@ type Replay struct {
 	dec      *decode.Decoder
 	stop     Stop
 	scratch  []byte
+
+	// WatchXID's changes (changes.go)
+	pending       map[xlog.XID][]*Change
+	watchSeq      int
+	watchedEnd    *rmgr.XactEndInfo
+	watchedEndLSN xlog.LSN
+	watchPage     []byte
+	tuples        []rmgr.HeapTuple
 }
 
 // Run replays cfg.WAL from the backup's start to the target, in one
@@ -252,6 +263,7 @@ func (r *Replay) run() error {
 		if err != nil {
 			return err
 		}
+		r.watchEnd(d)
 		if cfg.Target.kinds() > 0 && cfg.Target.stopsBefore(d) {
 			r.stop.LSN = d.LSN
 			if e, ok := rmgr.XactEnd(d); ok {
@@ -259,8 +271,15 @@ func (r *Replay) run() error {
 			}
 			break
 		}
+		var pend []pendingChange
+		if cfg.WatchXID != 0 && (d.Header.Rmid == xlog.RmgrHeap || d.Header.Rmid == xlog.RmgrHeap2) {
+			pend = r.watchBefore(d)
+		}
 		if err := r.apply(d); err != nil {
 			return err
+		}
+		if pend != nil {
+			r.watchAfter(pend)
 		}
 		r.xacts.Add(d)
 		r.stop.Records++

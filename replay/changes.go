@@ -1,0 +1,289 @@
+package replay
+
+import (
+	"encoding/binary"
+	"sort"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+)
+
+// ChangeOp is what a heap record did to a row.
+type ChangeOp uint8
+
+// Change operations.
+const (
+	ChangeInsert   ChangeOp = iota + 1 // Heap INSERT, Heap2 MULTI_INSERT: New
+	ChangeUpdate                       // Heap UPDATE and HOT_UPDATE: Old and New
+	ChangeDelete                       // Heap DELETE: Old
+	ChangeTruncate                     // Heap TRUNCATE (wal_level logical): DB and RelIDs
+)
+
+func (o ChangeOp) String() string {
+	switch o {
+	case ChangeInsert:
+		return "insert"
+	case ChangeUpdate:
+		return "update"
+	case ChangeDelete:
+		return "delete"
+	case ChangeTruncate:
+		return "truncate"
+	}
+	return "unknown"
+}
+
+// Change is one row changed by a heap record of the watched transaction
+// (Config.WatchXID) or one of its subtransactions: the old tuple as the
+// page held it just before the record was redone, the new one as it held
+// it just after. Tuples are whole (HeapTupleHeaderData included) and the
+// Change's own copies.
+type Change struct {
+	LSN xlog.LSN
+	XID xlog.XID // the record's xl_xid: the transaction or the subtransaction
+	Op  ChangeOp
+	HOT bool                  // a HOT_UPDATE
+	Rel decode.RelFileLocator // the relation file changed (an update's old and new tuples are in the same file)
+
+	OldBlock  uint32
+	OldOffset uint16
+	Old       []byte // nil where the page did not hold the tuple
+	NewBlock  uint32
+	NewOffset uint16
+	New       []byte
+
+	// Heap TRUNCATE (logged with wal_level = logical only, xl_heap_truncate
+	// in heapam_xlog.h): the database and the relations' oids.
+	DB     uint32
+	RelIDs []uint32
+
+	seq int // WAL order (a MULTI_INSERT gives several changes at one LSN)
+}
+
+// xl_heap_* layouts (heapam_xlog.h, the same from 10 to 18 for the fields
+// read): xl_heap_insert {offnum u16 @0, flags u8 @2}; xl_heap_delete {xmax
+// u32 @0, offnum u16 @4, infobits_set u8 @6, flags u8 @7}; xl_heap_update
+// {old_xmax u32 @0, old_offnum u16 @4, old_infobits_set u8 @6, flags u8 @7,
+// new_xmax u32 @8, new_offnum u16 @12}; xl_heap_truncate {dbId u32 @0,
+// nrelids u32 @4, flags u8 @8, relids Oid[] @12}.
+const (
+	heapOpMask      = 0x70
+	heapInsertOp    = 0x00
+	heapDeleteOp    = 0x10
+	heapUpdateOp    = 0x20
+	heapTruncateOp  = 0x30
+	heapHotUpdateOp = 0x40
+	heap2MultiOp    = 0x50
+	// XLH_DELETE_IS_SUPER: a speculative insertion (INSERT ... ON CONFLICT)
+	// taken back: the row never existed.
+	xlhDeleteIsSuper = 1 << 3
+)
+
+// watching says whether a record's transaction may be the watched one or
+// one of its subtransactions: a subtransaction's xid is assigned after its
+// parent's (AssignTransactionId assigns the parent first), so only xids
+// from the watched one on are kept until their fate is known.
+func (r *Replay) watching(xid xlog.XID) bool {
+	w := r.cfg.WatchXID
+	return w != 0 && xid != 0 && int32(uint32(xid)-uint32(w)) >= 0
+}
+
+// pendingChange is a change read before its record is redone, completed
+// after.
+type pendingChange struct {
+	c        *Change
+	newBlock uint32
+	newOff   uint16
+	wantNew  bool
+}
+
+// watchBefore reads, before d is redone, the old tuples of the rows d
+// changes (for a watched transaction's heap record).
+func (r *Replay) watchBefore(d *decode.Record) []pendingChange {
+	if !r.watching(d.Header.XID) {
+		return nil
+	}
+	m := d.MainData
+	info := d.Header.Info
+	var out []pendingChange
+	mk := func(op ChangeOp, rel decode.RelFileLocator) *Change {
+		r.watchSeq++
+		return &Change{LSN: d.LSN, XID: d.Header.XID, Op: op, Rel: rel, seq: r.watchSeq}
+	}
+	switch d.Header.Rmid {
+	case xlog.RmgrHeap:
+		switch info & heapOpMask {
+		case heapInsertOp:
+			b := d.Block(0)
+			if b == nil || len(m) < 2 || !r.holds(b.Rel) {
+				return nil
+			}
+			c := mk(ChangeInsert, b.Rel)
+			out = append(out, pendingChange{c: c, newBlock: b.Block, newOff: binary.LittleEndian.Uint16(m), wantNew: true})
+		case heapDeleteOp:
+			b := d.Block(0)
+			if b == nil || len(m) < 8 || !r.holds(b.Rel) {
+				return nil
+			}
+			off := binary.LittleEndian.Uint16(m[4:])
+			if m[7]&xlhDeleteIsSuper != 0 {
+				r.forgetInsert(d.Header.XID, b.Rel, b.Block, off)
+				return nil
+			}
+			c := mk(ChangeDelete, b.Rel)
+			c.OldBlock, c.OldOffset = b.Block, off
+			c.Old = r.tupleAt(b.Rel, b.Block, off)
+			out = append(out, pendingChange{c: c})
+		case heapUpdateOp, heapHotUpdateOp:
+			b := d.Block(0)
+			if b == nil || len(m) < 14 || !r.holds(b.Rel) {
+				return nil
+			}
+			c := mk(ChangeUpdate, b.Rel)
+			c.HOT = info&heapOpMask == heapHotUpdateOp
+			c.OldBlock, c.OldOffset = b.Block, binary.LittleEndian.Uint16(m[4:])
+			if ob := d.Block(1); ob != nil {
+				c.OldBlock = ob.Block
+			}
+			c.Old = r.tupleAt(b.Rel, c.OldBlock, c.OldOffset)
+			out = append(out, pendingChange{c: c, newBlock: b.Block, newOff: binary.LittleEndian.Uint16(m[12:]), wantNew: true})
+		case heapTruncateOp:
+			if len(m) < 12 {
+				return nil
+			}
+			n := int(binary.LittleEndian.Uint32(m[4:]))
+			if n < 0 || 12+4*n > len(m) {
+				return nil
+			}
+			c := mk(ChangeTruncate, decode.RelFileLocator{})
+			c.DB = binary.LittleEndian.Uint32(m)
+			for i := 0; i < n; i++ {
+				c.RelIDs = append(c.RelIDs, binary.LittleEndian.Uint32(m[12+4*i:]))
+			}
+			out = append(out, pendingChange{c: c})
+		}
+	case xlog.RmgrHeap2:
+		if info&heapOpMask != heap2MultiOp {
+			return nil
+		}
+		b := d.Block(0)
+		if b == nil || !r.holds(b.Rel) {
+			return nil
+		}
+		// the offsets, as RecordTuples reads them (implied by
+		// XLOG_HEAP_INIT_PAGE, else listed)
+		r.tuples = rmgr.RecordTuples(r.tuples[:0], d)
+		for _, t := range r.tuples {
+			c := mk(ChangeInsert, b.Rel)
+			out = append(out, pendingChange{c: c, newBlock: t.Block, newOff: t.Offset, wantNew: true})
+		}
+	}
+	return out
+}
+
+// watchAfter completes, after d was redone, the changes watchBefore began
+// with the new tuples, and keeps them until their transaction's fate is
+// known.
+func (r *Replay) watchAfter(pend []pendingChange) {
+	for _, p := range pend {
+		c := p.c
+		if p.wantNew {
+			c.NewBlock, c.NewOffset = p.newBlock, p.newOff
+			c.New = r.tupleAt(c.Rel, p.newBlock, p.newOff)
+		}
+		if r.pending == nil {
+			r.pending = map[xlog.XID][]*Change{}
+		}
+		r.pending[c.XID] = append(r.pending[c.XID], c)
+	}
+}
+
+// forgetInsert drops a speculative insertion taken back (super-delete).
+func (r *Replay) forgetInsert(xid xlog.XID, rel decode.RelFileLocator, blk uint32, off uint16) {
+	list := r.pending[xid]
+	for i := len(list) - 1; i >= 0; i-- {
+		c := list[i]
+		if c.Op == ChangeInsert && c.Rel == rel && c.NewBlock == blk && c.NewOffset == off {
+			r.pending[xid] = append(list[:i:i], list[i+1:]...)
+			return
+		}
+	}
+}
+
+// watchEnd follows transaction ends: the watched transaction's end record
+// tells which subtransactions committed with it; any other end (another
+// transaction's, or the abort of one of the watched one's subtransactions)
+// drops the changes of the xids it ends.
+func (r *Replay) watchEnd(d *decode.Record) {
+	if r.cfg.WatchXID == 0 || d.Header.Rmid != xlog.RmgrTransaction {
+		return
+	}
+	e, ok := rmgr.XactEnd(d)
+	if !ok {
+		return
+	}
+	if e.XID == r.cfg.WatchXID {
+		if r.watchedEnd == nil {
+			r.watchedEnd = &e
+			r.watchedEndLSN = d.LSN
+		}
+		return
+	}
+	delete(r.pending, e.XID)
+	for _, s := range e.Subxacts {
+		delete(r.pending, s)
+	}
+}
+
+// tupleAt copies the tuple at line pointer off of a block as held now
+// (nil if there is none: a line pointer that is not LP_NORMAL, a block
+// beyond the file).
+func (r *Replay) tupleAt(rel decode.RelFileLocator, blk uint32, off uint16) []byte {
+	var err error
+	r.watchPage, _, err = r.Page(r.watchPage[:0], rel, decode.ForkMain, blk)
+	if err != nil || off == 0 {
+		return nil
+	}
+	pg := r.watchPage
+	lp := 24 + 4*int(off-1)
+	if lp+4 > len(pg) || lp+4 > int(binary.LittleEndian.Uint16(pg[12:])) {
+		return nil
+	}
+	v := binary.LittleEndian.Uint32(pg[lp:])
+	start, flags, n := int(v&0x7FFF), (v>>15)&3, int(v>>17)
+	if flags != 1 || n == 0 || start+n > len(pg) {
+		return nil
+	}
+	return append([]byte(nil), pg[start:start+n]...)
+}
+
+// WatchedEnd is the end record (COMMIT, ABORT, or their _PREPARED forms)
+// of Config.WatchXID, if the replay read it (a replay stopping just before
+// it, recovery_target_xid with recovery_target_inclusive off, reads it
+// without applying it), and its LSN.
+func (r *Replay) WatchedEnd() (rmgr.XactEndInfo, xlog.LSN, bool) {
+	if r.watchedEnd == nil {
+		return rmgr.XactEndInfo{}, 0, false
+	}
+	return *r.watchedEnd, r.watchedEndLSN, true
+}
+
+// Changes returns, in WAL order, the rows Config.WatchXID changed: the
+// changes of its heap records and of its subtransactions' that committed
+// with it (its commit record's list); the changes of subtransactions that
+// were rolled back are not changes. Without the transaction's commit read,
+// none.
+func (r *Replay) Changes() []*Change {
+	e, _, ok := r.WatchedEnd()
+	if !ok || !e.Commit {
+		return nil
+	}
+	var out []*Change
+	out = append(out, r.pending[r.cfg.WatchXID]...)
+	for _, s := range e.Subxacts {
+		out = append(out, r.pending[s]...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
