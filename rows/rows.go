@@ -1,0 +1,588 @@
+// Package rows gives the rows one transaction changed, from a base backup
+// and the WAL, without a server: every row its heap records (and those of
+// its subtransactions that committed with it) inserted, updated or
+// deleted, in WAL order, with the old version as the page held it just
+// before the record and the new one as it held it just after; a TRUNCATE
+// or DROP TABLE as every row of the table as of just before it. Values are
+// deformed with the catalog as of just before the transaction's commit and
+// detoasted (old TOAST values from the TOAST table as of then, which still
+// holds the chunks the transaction deleted, new ones from the chunks it
+// inserted).
+//
+// One replay (package replay) runs from the backup's start to just before
+// the transaction's commit record (recovery_target_xid with
+// recovery_target_inclusive off): there the transaction's own changes are
+// not yet visible, so the catalog, the TOAST tables and the rows of a
+// truncated or dropped table are as they were before it, while the
+// replay's watch (replay.Config.WatchXID) has kept each row it changed.
+package rows
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/walscope/walscope/catalog"
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/table"
+	"github.com/walscope/walscope/tuple"
+	"github.com/walscope/walscope/xlog"
+)
+
+// Op is what a change did.
+type Op string
+
+// Operations. Truncate and Drop give one change per row the table had just
+// before the TRUNCATE or DROP TABLE, its old version.
+const (
+	Insert   Op = "insert"
+	Update   Op = "update"
+	Delete   Op = "delete"
+	Truncate Op = "truncate"
+	Drop     Op = "drop"
+)
+
+// Errors.
+var (
+	// ErrNotCommitted: the transaction ended in an abort (no row changed).
+	ErrNotCommitted = errors.New("transaction did not commit")
+	// ErrNoEnd: the WAL read has no commit or abort record of the
+	// transaction.
+	ErrNoEnd = errors.New("transaction has no commit or abort record in the WAL read")
+)
+
+// Config is what Changes reads.
+type Config struct {
+	Backup  replay.Backup
+	WAL     xlog.Source
+	Options xlog.Options
+	XID     xlog.XID
+	// Relation, if set, keeps only the changes of this relation (a name as
+	// replay.Resolve takes it, as of just before the commit).
+	Relation string
+	// Database resolves Relation in this database only (0: any).
+	Database    uint32
+	MemoryBytes int64
+	TempDir     string
+}
+
+// Relation is a relation the transaction changed, as of just before its
+// commit.
+type Relation struct {
+	*replay.Relation
+	// Table gives its columns (Columns), name and CREATE TABLE.
+	Table *table.Table
+	// Key lists the columns (indexes into Table.Columns) that identify a
+	// row: the primary key's, else the replica identity index's; nil when
+	// there is neither (rows are then matched by all their columns).
+	Key     []int
+	KeyKind string // "primary key", "replica identity" or ""
+	desc    []tuple.Attr
+	toastID uint32
+}
+
+// Name is the relation's schema-qualified, quoted name.
+func (r *Relation) Name() string { return r.Table.QualifiedName() }
+
+// Row is one version of a row: its ctid and its columns' values (the
+// order of Relation.Table.Columns), plain datums (detoasted,
+// decompressed; nil for NULL).
+type Row struct {
+	Block  uint32
+	Offset uint16
+	Values [][]byte
+	Nulls  []bool
+}
+
+// Change is one row changed.
+type Change struct {
+	LSN xlog.LSN
+	XID xlog.XID // the transaction or the subtransaction whose record it is
+	Op  Op
+	Rel *Relation
+	Old *Row // Update, Delete, Truncate, Drop
+	New *Row // Insert, Update
+	// Err is set when the row could not be decoded (a damaged tuple, a
+	// TOAST value missing): Old or New is then nil.
+	Err error
+}
+
+// Result is the rows a transaction changed.
+type Result struct {
+	XID       xlog.XID
+	CommitLSN xlog.LSN
+	Subxacts  []xlog.XID // the subtransactions that committed with it
+	Changes   []Change
+	// Relations are the relations changed, in the order of their first
+	// change.
+	Relations []*Relation
+	// Skipped says what the transaction did that is not given as rows,
+	// and why (a table it created, a system catalog's rows).
+	Skipped []string
+
+	r *replay.Replay
+}
+
+// Close releases the replay's pages.
+func (res *Result) Close() error { return res.r.Close() }
+
+// Replay is the replay the changes were read from (stopped just before the
+// transaction's commit).
+func (res *Result) Replay() *replay.Replay { return res.r }
+
+// firstNormalObjectID is FirstNormalObjectId (transam.h): relations below
+// are the system's.
+const firstNormalObjectID = 16384
+
+// pgClassOID is pg_class's own oid (RelationRelationId).
+const pgClassOID = 1259
+
+// Changes replays the WAL to just before cfg.XID's commit and returns the
+// rows it changed.
+func Changes(cfg Config) (*Result, error) {
+	if cfg.XID < 3 {
+		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, replay.ErrTarget)
+	}
+	r, err := replay.Run(replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
+		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID})
+	if errors.Is(err, replay.ErrNotReached) {
+		return nil, fmt.Errorf("transaction %d: %w (%v)", cfg.XID, ErrNoEnd, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	end, lsn, ok := r.WatchedEnd()
+	if !ok {
+		r.Close()
+		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, ErrNoEnd)
+	}
+	if !end.Commit {
+		r.Close()
+		return nil, fmt.Errorf("transaction %d, ended at %s: %w (it was rolled back: no row changed)", cfg.XID, lsn, ErrNotCommitted)
+	}
+	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r}
+	b := &builder{res: res, r: r, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{}}
+	if cfg.Relation != "" {
+		rel, err := r.Resolve(cfg.Relation, cfg.Database)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		b.only = &relKey{rel.Database.OID, rel.Class.OID}
+	}
+	if err := b.build(r.Changes()); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return res, nil
+}
+
+type relKey struct{ db, oid uint32 }
+
+// dbState is a database's catalog as of just before the commit and which
+// relation each file the transaction wrote belongs to.
+type dbState struct {
+	cat    *catalog.Catalog
+	files  map[decode.RelFileLocator]uint32 // file -> relation oid
+	class  decode.RelFileLocator            // pg_class's file
+	toast  *tuple.ToastStore
+	loaded map[uint32]bool // TOAST relations whose visible chunks are in toast
+}
+
+type builder struct {
+	res  *Result
+	r    *replay.Replay
+	cats map[uint32]*dbState
+	rels map[relKey]*Relation
+	only *relKey
+	// live rows of the relations a TRUNCATE or DROP empties, keyed by
+	// ctid: as of before the transaction, advanced by its changes
+	live map[relKey]map[ctid]*Row
+	// the relations with a truncate or drop, and the files that are not
+	// truncations (rewrites keeping the rows)
+	events map[xlog.LSN][]event
+}
+
+type ctid struct {
+	blk uint32
+	off uint16
+}
+
+type event struct {
+	op  Op
+	rel relKey
+}
+
+func (b *builder) db(oid uint32) (*dbState, error) {
+	if s := b.cats[oid]; s != nil {
+		return s, nil
+	}
+	cat, err := b.r.Catalog(oid)
+	if err != nil {
+		return nil, err
+	}
+	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()), loaded: map[uint32]bool{}}
+	for _, c := range cat.Classes() {
+		switch c.Kind {
+		case 'r', 'm', 't', 'p':
+		default:
+			continue
+		}
+		if loc, err := cat.Locator(c); err == nil {
+			s.files[loc] = c.OID
+		}
+	}
+	if pc := cat.Class(pgClassOID); pc != nil {
+		s.class, _ = cat.Locator(pc)
+	}
+	b.cats[oid] = s
+	return s, nil
+}
+
+// build turns the replay's changes into rows.
+func (b *builder) build(changes []*replay.Change) error {
+	// first the catalog's story: files switched (TRUNCATE, or a rewrite),
+	// tables dropped or made by the transaction
+	b.events = map[xlog.LSN][]event{}
+	for _, c := range changes {
+		if c.Op == replay.ChangeTruncate {
+			continue // the pg_class update of the same TRUNCATE says which file replaced which
+		}
+		s, err := b.db(c.Rel.DBOID)
+		if err != nil {
+			return err
+		}
+		if c.Rel != s.class {
+			continue
+		}
+		dec := s.cat.Decoder()
+		var oldC, newC *catalog.Class
+		if c.Old != nil {
+			if x, err := dec.Class(c.Old); err == nil {
+				oldC = &x
+			}
+		}
+		if c.New != nil {
+			if x, err := dec.Class(c.New); err == nil {
+				newC = &x
+			}
+		}
+		switch {
+		case c.Op == replay.ChangeInsert && newC != nil && newC.OID >= firstNormalObjectID && newC.Kind == 'r':
+			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s (oid %d) was created by the transaction: its rows are not decoded (undo: drop it)", newC.Name, newC.OID))
+		case c.Op == replay.ChangeDelete && oldC != nil && oldC.OID >= firstNormalObjectID && (oldC.Kind == 'r' || oldC.Kind == 'm') && s.cat.Class(oldC.OID) != nil:
+			b.events[c.LSN] = append(b.events[c.LSN], event{Drop, relKey{c.Rel.DBOID, oldC.OID}})
+		case c.Op == replay.ChangeUpdate && oldC != nil && newC != nil && newC.OID >= firstNormalObjectID && oldC.RelFileNode != newC.RelFileNode && newC.RelFileNode != 0:
+			nc := *newC
+			loc, err := s.cat.Locator(&nc)
+			if err != nil {
+				continue
+			}
+			s.files[loc] = newC.OID
+			if newC.Kind != 'r' && newC.Kind != 'm' || s.cat.Class(newC.OID) == nil {
+				continue
+			}
+			// TRUNCATE leaves the new file with the transaction's rows
+			// only (invisible before its commit); a rewrite (VACUUM FULL,
+			// CLUSTER) copies the visible rows into it
+			visible := 0
+			b.r.VisibleTuples(loc, func(uint32, uint16, []byte) error { visible++; return errStop })
+			if visible == 0 {
+				b.events[c.LSN] = append(b.events[c.LSN], event{Truncate, relKey{c.Rel.DBOID, newC.OID}})
+			}
+		}
+	}
+	// the chunks of TOAST values the transaction inserted
+	for _, c := range changes {
+		if c.Op != replay.ChangeInsert || c.New == nil {
+			continue
+		}
+		s := b.cats[c.Rel.DBOID]
+		if s == nil {
+			continue
+		}
+		if oid, ok := s.files[c.Rel]; ok {
+			if cls := s.cat.Class(oid); cls != nil && cls.Kind == 't' {
+				s.toast.AddTuple(oid, c.New)
+			}
+		}
+	}
+	b.live = map[relKey]map[ctid]*Row{}
+	for _, evs := range b.events {
+		for _, e := range evs {
+			if err := b.loadLive(e.rel); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range changes {
+		if c.Op == replay.ChangeTruncate {
+			continue
+		}
+		s := b.cats[c.Rel.DBOID]
+		if s == nil {
+			continue
+		}
+		oid, ok := s.files[c.Rel]
+		if ok && oid >= firstNormalObjectID {
+			if cls := s.cat.Class(oid); cls != nil && (cls.Kind == 'r' || cls.Kind == 'm' || cls.Kind == 'p') {
+				if err := b.rowChange(c, relKey{c.Rel.DBOID, oid}); err != nil {
+					return err
+				}
+			}
+		}
+		for _, e := range b.events[c.LSN] {
+			if err := b.emptied(c.LSN, c.XID, e); err != nil {
+				return err
+			}
+		}
+		delete(b.events, c.LSN)
+	}
+	return nil
+}
+
+var errStop = errors.New("stop")
+
+// relation opens a relation as of just before the commit.
+func (b *builder) relation(k relKey) (*Relation, error) {
+	if rel := b.rels[k]; rel != nil {
+		return rel, nil
+	}
+	s, err := b.db(k.db)
+	if err != nil {
+		return nil, err
+	}
+	cls := s.cat.Class(k.oid)
+	if cls == nil {
+		return nil, fmt.Errorf("relation %d of database %d is not in the catalog", k.oid, k.db)
+	}
+	dbRow := s.cat.Database(k.db)
+	loc, err := s.cat.Locator(cls)
+	if err != nil {
+		return nil, err
+	}
+	rr := &replay.Relation{Class: cls, Catalog: s.cat, Locator: loc}
+	if dbRow != nil {
+		rr.Database = *dbRow
+	}
+	tab, err := table.Open(b.r, rr)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := s.cat.Desc(cls.OID)
+	if err != nil {
+		return nil, err
+	}
+	rel := &Relation{Relation: rr, Table: tab, desc: desc}
+	rel.Key, rel.KeyKind = keyOf(s.cat, cls, tab)
+	if tc := s.cat.Toast(cls); tc != nil {
+		rel.toastID = tc.OID
+		if !s.loaded[tc.OID] {
+			s.loaded[tc.OID] = true
+			tl, err := s.cat.Locator(tc)
+			if err != nil {
+				return nil, err
+			}
+			err = b.r.VisibleTuples(tl, func(blk uint32, off uint16, tup []byte) error {
+				if err := s.toast.AddTuple(tc.OID, tup); err != nil {
+					return fmt.Errorf("TOAST table %s, tuple (%d,%d): %w", tc.Name, blk, off, err)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	b.rels[k] = rel
+	return rel, nil
+}
+
+// keyOf finds the columns identifying a row: the primary key's, else the
+// replica identity index's (pg_index indisprimary, indisreplident; indkey
+// attribute numbers, expressions excluded).
+func keyOf(cat *catalog.Catalog, cls *catalog.Class, tab *table.Table) ([]int, string) {
+	var pk, ri *catalog.Index
+	for _, c := range cat.Classes() {
+		if c.Kind != 'i' {
+			continue
+		}
+		ix := cat.Index(c.OID)
+		if ix == nil || ix.Relid != cls.OID || !ix.IsValid || ix.HasExprs {
+			continue
+		}
+		if ix.IsPrimary {
+			pk = ix
+		}
+		if ix.IsReplIdent {
+			ri = ix
+		}
+	}
+	pick, kind := pk, "primary key"
+	if pick == nil {
+		pick, kind = ri, "replica identity"
+	}
+	if pick == nil {
+		return nil, ""
+	}
+	n := int(pick.NKeyAtts)
+	if n <= 0 || n > len(pick.Key) {
+		n = len(pick.Key)
+	}
+	var out []int
+	for _, attnum := range pick.Key[:n] {
+		found := -1
+		for i, col := range tab.Columns {
+			if col.Attribute.Num == attnum {
+				found = i
+			}
+		}
+		if found < 0 {
+			return nil, ""
+		}
+		out = append(out, found)
+	}
+	return out, kind
+}
+
+// decodeRow deforms and detoasts a whole tuple of rel.
+func (b *builder) decodeRow(rel *Relation, tup []byte, blk uint32, off uint16) (*Row, error) {
+	vals, _, err := tuple.Deform(nil, tup, rel.desc)
+	if err != nil {
+		return nil, &table.RowError{Block: blk, Offset: off, Err: err}
+	}
+	s := b.cats[rel.Database.OID]
+	if s == nil {
+		s, _ = b.db(rel.Catalog.DatabaseOID)
+	}
+	row := &Row{Block: blk, Offset: off, Values: make([][]byte, len(rel.Table.Columns)), Nulls: make([]bool, len(rel.Table.Columns))}
+	for i, col := range rel.Table.Columns {
+		idx := int(col.Attribute.Num) - 1
+		if idx < 0 || idx >= len(vals) || vals[idx].IsNull() {
+			row.Nulls[i] = true
+			continue
+		}
+		var d tuple.Detoaster
+		if s != nil {
+			d = s.toast
+		}
+		v, err := vals[idx].Detoast(nil, d)
+		if err != nil {
+			return nil, &table.RowError{Block: blk, Offset: off, Column: col.Attribute.Name, Err: err}
+		}
+		row.Values[i] = v
+	}
+	return row, nil
+}
+
+func (b *builder) wanted(k relKey) bool { return b.only == nil || *b.only == k }
+
+func (b *builder) note(rel *Relation) {
+	for _, x := range b.res.Relations {
+		if x == rel {
+			return
+		}
+	}
+	b.res.Relations = append(b.res.Relations, rel)
+}
+
+// rowChange adds one row change of relation k.
+func (b *builder) rowChange(c *replay.Change, k relKey) error {
+	rel, err := b.relation(k)
+	if err != nil {
+		return err
+	}
+	out := Change{LSN: c.LSN, XID: c.XID, Rel: rel}
+	switch c.Op {
+	case replay.ChangeInsert:
+		out.Op = Insert
+	case replay.ChangeUpdate:
+		out.Op = Update
+	case replay.ChangeDelete:
+		out.Op = Delete
+	}
+	if c.Old != nil {
+		out.Old, err = b.decodeRow(rel, c.Old, c.OldBlock, c.OldOffset)
+		if err != nil {
+			out.Err = err
+		}
+	} else if c.Op != replay.ChangeInsert {
+		out.Err = fmt.Errorf("the old tuple (%d,%d) is not on the page before the record", c.OldBlock, c.OldOffset)
+	}
+	if c.New != nil {
+		out.New, err = b.decodeRow(rel, c.New, c.NewBlock, c.NewOffset)
+		if err != nil {
+			out.Err = err
+		}
+	} else if c.Op != replay.ChangeDelete {
+		out.Err = fmt.Errorf("the new tuple (%d,%d) is not on the page after the record", c.NewBlock, c.NewOffset)
+	}
+	if live := b.live[k]; live != nil {
+		if c.Op != replay.ChangeInsert {
+			delete(live, ctid{c.OldBlock, c.OldOffset})
+		}
+		if c.Op != replay.ChangeDelete && out.New != nil {
+			live[ctid{c.NewBlock, c.NewOffset}] = out.New
+		}
+	}
+	if !b.wanted(k) {
+		return nil
+	}
+	b.note(rel)
+	b.res.Changes = append(b.res.Changes, out)
+	return nil
+}
+
+// loadLive reads a relation's visible rows as of before the transaction.
+func (b *builder) loadLive(k relKey) error {
+	if b.live[k] != nil {
+		return nil
+	}
+	rel, err := b.relation(k)
+	if err != nil {
+		return err
+	}
+	live := map[ctid]*Row{}
+	err = b.r.VisibleTuples(rel.Locator, func(blk uint32, off uint16, tup []byte) error {
+		row, err := b.decodeRow(rel, tup, blk, off)
+		if err != nil {
+			return err
+		}
+		live[ctid{blk, off}] = row
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.live[k] = live
+	return nil
+}
+
+// emptied adds the rows a TRUNCATE or DROP removed: every row as of just
+// before it, in physical order.
+func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) error {
+	live := b.live[e.rel]
+	rel, err := b.relation(e.rel)
+	if err != nil {
+		return err
+	}
+	keys := make([]ctid, 0, len(live))
+	for k := range live {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].blk != keys[j].blk {
+			return keys[i].blk < keys[j].blk
+		}
+		return keys[i].off < keys[j].off
+	})
+	if b.wanted(e.rel) {
+		b.note(rel)
+		for _, k := range keys {
+			b.res.Changes = append(b.res.Changes, Change{LSN: lsn, XID: xid, Op: e.op, Rel: rel, Old: live[k]})
+		}
+	}
+	b.live[e.rel] = map[ctid]*Row{}
+	return nil
+}
