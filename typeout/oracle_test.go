@@ -212,6 +212,8 @@ func checkOracle(t *testing.T, major int) {
 
 	// The datums, from the pages (and TOAST), for every table.
 	datums := make([][]*tuple.Value, len(cases))
+	stores := make([]tuple.Detoaster, len(cases))
+	external, compressed := 0, 0
 	typeOIDs := make([]uint32, len(cases))
 	for i := range cases {
 		rel := fmt.Sprintf("t%d", i)
@@ -222,6 +224,7 @@ func checkOracle(t *testing.T, major int) {
 		}
 		typeOIDs[i] = desc[0].TypeOID
 		store := tuple.NewToastStore(blcksz)
+		stores[i] = store
 		if tp := o.q("SELECT reltoastrelid, pg_relation_filepath(reltoastrelid) FROM pg_class WHERE oid = " + strconv.Itoa(int(relid)) + " AND reltoastrelid <> 0"); len(tp) == 1 {
 			a, b, _ := strings.Cut(tp[0], "|")
 			toid, _ := strconv.ParseUint(a, 10, 32)
@@ -237,16 +240,20 @@ func checkOracle(t *testing.T, major int) {
 				t.Fatalf("%s: %v", rel, err)
 			}
 			v := vals[0]
-			if !v.IsNull() && desc[0].Len == -1 {
-				plain, err := v.Detoast(nil, store)
-				if err != nil {
-					t.Fatalf("%s: %v", rel, err)
-				}
-				v = tuple.Value{Form: tuple.Long, Raw: append(make([]byte, 4), plain...)}
+			if v.Form == tuple.External {
+				external++
+			} else if v.Form == tuple.Compressed {
+				compressed++
 			}
 			datums[i] = append(datums[i], &v)
 		}
 	}
+
+	t.Logf("PostgreSQL %d: %d values stored external (TOAST), %d compressed inline, detoasted by AppendValue", major, external, compressed)
+	if external == 0 || compressed == 0 {
+		t.Errorf("the cases have no external (%d) or no compressed (%d) value: AppendValue's detoasting is not exercised", external, compressed)
+	}
+	checkQuoting(t, o, cases, datums, stores, typeOIDs, types)
 
 	type count struct{ compared, identical int }
 	counts := map[string]*count{}
@@ -284,7 +291,7 @@ func checkOracle(t *testing.T, major int) {
 				if v.IsNull() {
 					line = []byte(typeout.CopyNull)
 				} else {
-					text, err := f.Append(nil, typeOIDs[i], v.Payload())
+					text, err := f.AppendValue(nil, typeOIDs[i], *v, stores[i])
 					if err != nil {
 						t.Errorf("%s row %d (settings %d): %v", c.typ, r, ci, err)
 						continue
@@ -413,13 +420,15 @@ func oracleCases(major int) []oracleCase {
 			"SELECT round(((random()-0.5) * 10^(random()*60-30))::numeric, (random()*40)::int) FROM generate_series(1, 1000)",
 			"SELECT ((random()-0.5) * 10^(random()*8))::numeric(20,4) FROM generate_series(1, 300)",
 			"SELECT (10::numeric ^ (g*7)) * (random()::numeric) FROM generate_series(-40, 40) g"}},
-		{"text", []string{vals(strs...), "SELECT md5(g::text) || repeat(chr(32 + g % 90), g % 7) FROM generate_series(1, 200) g", "SELECT repeat('long value ' || g, 500) FROM generate_series(1, 3) g"}},
+		{"text", []string{vals(strs...), "SELECT md5(g::text) || repeat(chr(32 + g % 90), g % 7) FROM generate_series(1, 200) g", "SELECT repeat('long value ' || g, 500) FROM generate_series(1, 3) g",
+			"SELECT (SELECT string_agg(md5(i::text || g), '') FROM generate_series(1, 300) i) FROM generate_series(1, 3) g"}},
 		{"varchar(40)", []string{vals(strs...)}},
 		{"bpchar(12)", []string{vals(lit("", "a", "ab  ", " x", "exactly12chr", "é", "NULL")...)}},
 		{"name", []string{vals(lit("", "pg_class", "With Space", `a"b`, strings.Repeat("n", 63), "日本語", "NULL")...)}},
 		{`"char"`, []string{"SELECT g::int4::\"char\" FROM generate_series(-128, 127) g", vals("NULL")}},
 		{"bytea", []string{vals(lit(`\x`, `\x00`, `\x5c`, `\x5c5c27`, `\x0102037f80fe`, "plain text", `\x7e20`, "NULL")...),
-			"SELECT decode(md5(g::text) || md5((g*7)::text), 'hex') FROM generate_series(1, 300) g"}},
+			"SELECT decode(md5(g::text) || md5((g*7)::text), 'hex') FROM generate_series(1, 300) g",
+			"SELECT (SELECT decode(string_agg(md5(i::text || g), ''), 'hex') FROM generate_series(1, 300) i) FROM generate_series(1, 3) g"}},
 		{"uuid", []string{vals(lit("00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "NULL")...),
 			"SELECT md5(g::text)::uuid FROM generate_series(1, 200) g"}},
 		{"date", []string{vals(lit("2000-01-01", "4713-11-24 BC", "5874897-12-31", "infinity", "-infinity", "0001-01-01", "0001-12-31 BC", "1999-12-31", "10000-01-01", "2024-02-29", "NULL")...),
@@ -476,7 +485,6 @@ func oracleCases(major int) []oracleCase {
 		{"mood[]", []string{vals(lit(`{sad,"with space","quote\"d",NULL}`, "NULL")...)}},
 		{"money[]", []string{vals(lit(`{1.00,-2.50}`, "NULL")...)}},
 		{"timetz[]", []string{vals(lit(`{12:00+05:45,00:00-01}`, "NULL")...)}},
-		{"posint[]", []string{vals(lit(`{1,2,3}`, "NULL")...)}},
 		{"int4range", []string{vals(lit("empty", "[1,5)", "(,5]", "(,)", "[3,]", "(1,2)", "[-2147483648,2147483647)", "NULL")...)}},
 		{"int8range", []string{vals(lit("empty", "[1,5]", "(,)", "NULL")...)}},
 		{"numrange", []string{vals(lit("(1.5,2.5]", "[0,)", "(,-1e-10)", "empty", "[NaN,NaN]", "NULL")...)}},
@@ -493,6 +501,9 @@ func oracleCases(major int) []oracleCase {
 		{"nested", []string{vals("ROW(1, ROW(1, 'x', '{1}', 'sad', '[1,2)', 1)::comp, ARRAY[ROW(2, 'y\"', NULL, NULL, NULL, NULL)::comp, NULL], '2000-01-01 00:00+00')", "ROW(2, NULL, '{}', NULL)", "NULL")}},
 		{"comp[]", []string{vals(lit(`{"(1,x,,,,)",NULL,"(,,,,,)"}`, "NULL")...)}},
 	}
+	if major >= 11 {
+		cases = append(cases, oracleCase{"posint[]", []string{vals(lit(`{1,2,3}`, "NULL")...)}}) // arrays of domains: 11
+	}
 	if major >= 14 {
 		cases = append(cases, oracleCase{"numeric", []string{vals(lit("Infinity", "-Infinity")...)}})
 	}
@@ -504,4 +515,60 @@ func oracleCases(major int) []oracleCase {
 		cases = append(cases, oracleCase{"interval", []string{vals(lit("infinity", "-infinity")...)}})
 	}
 	return cases
+}
+
+// checkQuoting compares, for every value of every case, CSV.Append with
+// COPY's CSV output and AppendLiteral with format('%L') (the output
+// function's text, then quote_literal), both printed by the server
+// (default settings).
+func checkQuoting(t *testing.T, o *oracleServer, cases []oracleCase, datums [][]*tuple.Value, stores []tuple.Detoaster, typeOIDs []uint32, types oracleTypes) {
+	var script strings.Builder
+	script.WriteString(settingCombos[0].sql())
+	for i := range cases {
+		fmt.Fprintf(&script, "\n\\echo ==== t%d\nCOPY t%d TO STDOUT (FORMAT csv);\n\\echo ==== q%d\nCOPY (SELECT format('%%L', v) FROM t%d) TO STDOUT;", i, i, i, i)
+	}
+	out := strings.Join(o.q(script.String()), "\n") + "\n"
+	sections := map[string]string{}
+	for _, part := range strings.Split(out, "==== ")[1:] {
+		name, body, _ := strings.Cut(part, "\n")
+		sections[name] = body
+	}
+	f := &typeout.Formatter{Settings: settingCombos[0].settings(t, ""), Types: types, Major: o.major}
+	csvN, litN := 0, 0
+	for i, c := range cases {
+		var csv, lits []byte
+		for _, v := range datums[i] {
+			if v.IsNull() {
+				csv = append(csv, typeout.DefaultCSV.Null...)
+				lits = append(lits, "NULL"...) // format('%L', NULL)
+			} else {
+				text, err := f.AppendValue(nil, typeOIDs[i], *v, stores[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				csv = typeout.DefaultCSV.Append(csv, text, false, true)
+				lits = typeout.AppendCopyText(lits, typeout.AppendLiteral(nil, text, ""), '\t')
+			}
+			csv = append(csv, '\n')
+			lits = append(lits, '\n')
+		}
+		if string(csv) != sections[fmt.Sprintf("t%d", i)] {
+			t.Errorf("PostgreSQL %d %s: CSV differs:\n server %q\n typeout %q", o.major, c.typ, abbrev(sections[fmt.Sprintf("t%d", i)]), abbrev(string(csv)))
+		} else {
+			csvN += len(datums[i])
+		}
+		if string(lits) != sections[fmt.Sprintf("q%d", i)] {
+			t.Errorf("PostgreSQL %d %s: format('%%L') differs:\n server %q\n typeout %q", o.major, c.typ, abbrev(sections[fmt.Sprintf("q%d", i)]), abbrev(string(lits)))
+		} else {
+			litN += len(datums[i])
+		}
+	}
+	t.Logf("PostgreSQL %d: %d values identical as COPY (FORMAT csv) prints them, %d as format('%%L') quotes them", o.major, csvN, litN)
+}
+
+func abbrev(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
 }

@@ -273,7 +273,7 @@ func (l *confLoader) file(path string, missingOK bool, depth int) error {
 		if missingOK && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("%w: %w", ErrSetting, err)
+		return fmt.Errorf("%w: reading %s: %w", ErrSetting, path, err)
 	}
 	return l.text(b, path, depth)
 }
@@ -480,4 +480,47 @@ func (f *Formatter) location() (*time.Location, error) {
 	}
 	f.tz = &zoneCache{name: f.Settings.TimeZone, dir: f.Settings.TZDir, loc: loc}
 	return loc, nil
+}
+
+// String is the style as SHOW DateStyle names it.
+func (s DateStyle) String() string {
+	switch s {
+	case ISO:
+		return "ISO"
+	case Postgres:
+		return "Postgres"
+	case SQL:
+		return "SQL"
+	case German:
+		return "German"
+	}
+	return "DateStyle(" + strconv.Itoa(int(s)) + ")"
+}
+
+// String is the order as SHOW DateStyle names it.
+func (o DateOrder) String() string {
+	switch o {
+	case MDY:
+		return "MDY"
+	case DMY:
+		return "DMY"
+	case YMD:
+		return "YMD"
+	}
+	return "DateOrder(" + strconv.Itoa(int(o)) + ")"
+}
+
+// String is the style as SHOW IntervalStyle names it.
+func (s IntervalStyle) String() string {
+	switch s {
+	case PostgresStyle:
+		return "postgres"
+	case PostgresVerbose:
+		return "postgres_verbose"
+	case SQLStandard:
+		return "sql_standard"
+	case ISO8601:
+		return "iso_8601"
+	}
+	return "IntervalStyle(" + strconv.Itoa(int(s)) + ")"
 }
