@@ -157,6 +157,7 @@ var commands = []commandEntry{
 	{"pitr", pitrCommand},
 	{"page", pageCommand},
 	{"table", tableCommand},
+	{"rows", rowsCommand},
 }
 
 type commandEntry struct {

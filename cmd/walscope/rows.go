@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/rows"
+	"github.com/walscope/walscope/table"
+	"github.com/walscope/walscope/typeout"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
+)
+
+func rowsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rows",
+		Usage:     "the rows one transaction inserted, updated or deleted (and those of a TRUNCATE or DROP TABLE), from a base backup and the WAL, and the SQL that undoes it",
+		ArgsUsage: "WAL...",
+		Description: "Exit status: 0 done; 1 damaged input, or changes that could not be decoded (the others are written, the output marked incomplete); " +
+			"2 usage or unreadable input; 3 the transaction's end is not in the WAL read, or it was rolled back; 4 no such relation (or an ambiguous name); " +
+			"5 backup and WAL of different systems; 6 a column of a type walscope cannot render (see --unknown-as-bytea).",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "backup", Usage: "the base backup at `PATH` (data directory, pg_basebackup -Fp or -Ft, a pgBackRest backup, a Barman backup; several for a PostgreSQL 17 incremental chain, oldest first)"},
+			&cli.StringFlag{Name: "xid", Usage: "the transaction `XID` (its subtransactions that committed with it included)"},
+			&cli.StringFlag{Name: "relation", Aliases: []string{"R"}, Usage: "only the changes of the table `REL` (schema.table, table, database.schema.table), by its name just before the commit"},
+			&cli.StringFlag{Name: "database", Usage: "resolve --relation in database `OID` only"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl (one change a line: lsn, xid, relation, op, old, new), copy (the old rows of deletes, updates, truncates and drops, in COPY's text format; one table) or sql (the script that undoes the transaction)"},
+			&cli.StringFlag{Name: "out", Usage: "write to `FILE` (replaced when complete) instead of standard output"},
+			&cli.BoolFlag{Name: "unknown-as-bytea", Usage: "print a value of a type walscope cannot render as its stored bytes in bytea's hex form, instead of failing"},
+			&cli.StringFlag{Name: "timezone", Usage: "TimeZone `ZONE` (default: the backup's postgresql.conf and postgresql.auto.conf)"},
+			&cli.StringFlag{Name: "datestyle", Usage: "DateStyle `STYLE` for copy (default: the backup's configuration; sql always writes ISO)"},
+			&cli.StringFlag{Name: "intervalstyle", Usage: "IntervalStyle `STYLE` for copy (default: the backup's configuration; sql always writes postgres)"},
+			&cli.StringFlag{Name: "extra-float-digits", Usage: "extra_float_digits `N` (default: the backup's configuration, else 1; sql always writes exact floats)"},
+			&cli.StringFlag{Name: "memory", Value: "256MB", Usage: "hold at most `SIZE` of pages in memory; more go to a temporary file"},
+		},
+		Action: act(rowsAction),
+	}
+}
+
+func rowsAction(c *cli.Command) error {
+	outFormat := c.String("format")
+	switch outFormat {
+	case "jsonl", "copy", "sql":
+	default:
+		return usageErr("unrecognized value for option --format: %s (jsonl, copy or sql)", outFormat)
+	}
+	s := c.String("xid")
+	if s == "" {
+		return usageErr("give --xid: the transaction whose rows are wanted (walscope pitr and events name it)")
+	}
+	x, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || x < 3 {
+		return usageErr("invalid transaction ID for option --xid: %q", s)
+	}
+	if len(c.StringSlice("backup")) == 0 {
+		return usageErr("give --backup PATH: the rows are rebuilt from a base backup and the WAL (without a backup, from the WAL alone, is not there yet)")
+	}
+	mem, err := parseByteSize(c.String("memory"))
+	if err != nil || mem <= 0 {
+		return usageErr("invalid size for option --memory: %q", c.String("memory"))
+	}
+	var db uint32
+	if s := c.String("database"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 32)
+		if err != nil {
+			return usageErr("invalid database OID for option --database: %q", s)
+		}
+		db = uint32(v)
+	}
+	if c.Args().Len() == 0 {
+		return usageErr("give the WAL: an archive or pg_wal directory, or files")
+	}
+	b, err := openBackup(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	src, err := archive.Open(c.Args().Slice()...)
+	if err != nil {
+		return readerSetupError(err)
+	}
+	res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: src, Options: xlog.Options{FollowHistory: true},
+		XID: xlog.XID(x), Relation: c.String("relation"), Database: db, MemoryBytes: mem, TempDir: os.TempDir()})
+	if errors.Is(err, rows.ErrNoEnd) || errors.Is(err, rows.ErrNotCommitted) {
+		return &exitError{code: exitUnreachable, noHint: true, msg: err.Error()}
+	}
+	if err != nil {
+		return replayError(err)
+	}
+	defer res.Close()
+
+	settings, err := typeout.LoadSettings("", typeout.ConfigFiles{ReadFile: b.ReadFile, ReadDir: b.ReadDir})
+	if err != nil && !errors.Is(err, typeout.ErrSetting) {
+		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("the backup's configuration: %v", err)}
+	}
+	for _, o := range []struct{ flag, name string }{{"timezone", "TimeZone"}, {"datestyle", "DateStyle"}, {"intervalstyle", "IntervalStyle"}, {"extra-float-digits", "extra_float_digits"}} {
+		if v := c.String(o.flag); v != "" {
+			if err := settings.Set(o.name, v); err != nil {
+				return usageErr("--%s: %v", o.flag, err)
+			}
+		}
+	}
+	major := b.MajorVersion()
+	unknownAsBytea := c.Bool("unknown-as-bytea")
+	textOf := func(st typeout.Settings, types typeout.Types) table.ValueText {
+		f := &typeout.Formatter{Settings: st, Types: types, Major: major}
+		return func(dst []byte, typ uint32, datum []byte) ([]byte, error) {
+			out, err := f.Append(dst, typ, datum)
+			if err != nil && unknownAsBytea && errors.Is(err, typeout.ErrUnsupported) {
+				return typeout.AppendByteaHex(dst, datum), nil
+			}
+			return out, err
+		}
+	}
+	if outFormat == "copy" && len(res.Relations) > 1 {
+		var names []string
+		for _, r := range res.Relations {
+			names = append(names, r.Name())
+		}
+		return usageErr("transaction %d changed %d tables (%s): give --relation for --format copy", x, len(names), strings.Join(names, ", "))
+	}
+	// A transaction writes in one database: its relations share a catalog,
+	// which gives the formatter its types (enums, domains, arrays).
+	f := &rows.Format{Literal: typeout.AppendLiteral, CopyText: func(dst, s []byte) []byte { return typeout.AppendCopyText(dst, s, '\t') }}
+	if len(res.Relations) > 0 {
+		cat := res.Relations[0].Catalog
+		iso := settings
+		iso.Set("DateStyle", "ISO, MDY")
+		f.Text, f.ISOText = textOf(settings, cat), textOf(iso, cat)
+		if outFormat == "sql" {
+			// literals the server reads back whatever its own settings:
+			// ISO dates, postgres intervals, exact floats, set in the
+			// script too
+			lit := iso
+			lit.Set("IntervalStyle", "postgres")
+			lit.Set("extra_float_digits", "1")
+			f.Text = textOf(lit, cat)
+			f.Settings = "SET LOCAL DateStyle = 'ISO, MDY';\nSET LOCAL IntervalStyle = 'postgres';\nSET LOCAL extra_float_digits = 1;\n"
+		}
+	}
+	var bad []string
+	write := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		var line []byte
+		if outFormat == "sql" {
+			if err := f.WriteUndo(bw, res); err != nil {
+				if errors.Is(err, typeout.ErrUnsupported) || errors.Is(err, typeout.ErrUnknownType) {
+					bw.Flush()
+					return err
+				}
+				bad = append(bad, err.Error())
+			}
+			return bw.Flush()
+		}
+		for i := range res.Changes {
+			ch := &res.Changes[i]
+			if ch.Err != nil {
+				bad = append(bad, fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
+				continue
+			}
+			var err error
+			line = line[:0]
+			if outFormat == "jsonl" {
+				if line, err = f.AppendJSON(line, ch); err == nil {
+					line = append(line, '\n')
+				}
+			} else if ch.Old != nil {
+				line, err = f.AppendCopy(line, ch.Rel, ch.Old)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+	if out := c.String("out"); out != "" {
+		err = writeAtomic(out, write)
+	} else {
+		err = write(c.Root().Writer)
+	}
+	if err != nil {
+		if errors.Is(err, typeout.ErrUnsupported) || errors.Is(err, typeout.ErrUnknownType) {
+			return &exitError{code: exitUnrenderable, noHint: true, msg: err.Error() + " (--unknown-as-bytea prints its stored bytes)"}
+		}
+		if _, ok := err.(*exitError); ok {
+			return err
+		}
+		return replayError(err)
+	}
+	if len(bad) > 0 {
+		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", len(bad), strings.Join(bad, "; "))}
+	}
+	return nil
+}

@@ -1,0 +1,307 @@
+package rows
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/walscope/walscope/table"
+)
+
+// Format turns the changes' values into text. The caller gives the
+// output functions (package typeout's Formatter.Append, for instance), so
+// that the settings they print with are the caller's choice.
+type Format struct {
+	// Text appends a datum as its type's output function prints it.
+	Text table.ValueText
+	// ISOText is Text under DateStyle ISO (row_to_json's dates and
+	// timestamps); nil: Text.
+	ISOText table.ValueText
+	// Literal appends text as an SQL literal cast to typeName (package
+	// typeout's AppendLiteral).
+	Literal func(dst, text []byte, typeName string) []byte
+	// CopyText appends text quoted as COPY's text format quotes a column
+	// (package typeout's AppendCopyText with a tab).
+	CopyText func(dst, text []byte) []byte
+	// Settings are the statements that make the server read the literals
+	// back as Text printed them (SET LOCAL DateStyle ..., one a line),
+	// written at the top of the undo script's transaction.
+	Settings string
+
+	val []byte
+}
+
+// AppendRowJSON appends row as row_to_json(x) prints it: an object of the
+// relation's columns in order, without spaces.
+func (f *Format) AppendRowJSON(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	if row == nil {
+		return append(dst, "null"...), nil
+	}
+	iso := f.ISOText
+	if iso == nil {
+		iso = f.Text
+	}
+	dst = append(dst, '{')
+	for i, col := range rel.Table.Columns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = table.AppendJSONString(dst, []byte(col.Attribute.Name))
+		dst = append(dst, ':')
+		if row.Nulls[i] {
+			dst = append(dst, "null"...)
+			continue
+		}
+		var err error
+		if dst, err = table.AppendJSONValue(dst, rel.Catalog, col.Attribute.TypID, row.Values[i], f.Text, iso); err != nil {
+			return dst, f.columnError(rel, row, i, err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+func (f *Format) columnError(rel *Relation, row *Row, i int, err error) error {
+	return &table.RowError{Block: row.Block, Offset: row.Offset, Column: rel.Table.Columns[i].Attribute.Name, Err: err}
+}
+
+// AppendJSON appends one change as a JSON object (no newline):
+// {"lsn","xid","relation","op","old","new"}, old and new as row_to_json
+// prints the rows (null where there is none).
+func (f *Format) AppendJSON(dst []byte, c *Change) ([]byte, error) {
+	dst = fmt.Appendf(dst, `{"lsn":"%s","xid":%d,"relation":`, c.LSN, c.XID)
+	dst = table.AppendJSONString(dst, []byte(c.Rel.Name()))
+	dst = fmt.Appendf(dst, `,"op":"%s","old":`, c.Op)
+	var err error
+	if dst, err = f.AppendRowJSON(dst, c.Rel, c.Old); err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"new":`...)
+	if dst, err = f.AppendRowJSON(dst, c.Rel, c.New); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// AppendCopy appends row as a line of COPY's text format (with its
+// newline).
+func (f *Format) AppendCopy(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	for i, col := range rel.Table.Columns {
+		if i > 0 {
+			dst = append(dst, '\t')
+		}
+		if row.Nulls[i] {
+			dst = append(dst, `\N`...)
+			continue
+		}
+		var err error
+		if f.val, err = f.Text(f.val[:0], col.Attribute.TypID, row.Values[i]); err != nil {
+			return dst, f.columnError(rel, row, i, err)
+		}
+		dst = f.CopyText(dst, f.val)
+	}
+	return append(dst, '\n'), nil
+}
+
+// literal appends column i of row as a cast SQL literal (NULL for null).
+func (f *Format) literal(dst []byte, rel *Relation, row *Row, i int) ([]byte, error) {
+	if row.Nulls[i] {
+		return append(dst, "NULL"...), nil
+	}
+	a := rel.Table.Columns[i].Attribute
+	var err error
+	if f.val, err = f.Text(f.val[:0], a.TypID, row.Values[i]); err != nil {
+		return dst, f.columnError(rel, row, i, err)
+	}
+	return f.Literal(dst, f.val, table.FormatType(rel.Catalog, a.TypID, a.TypMod)), nil
+}
+
+// noEquality are the types without an equality operator (json, xml,
+// point and their arrays): compared as text.
+var noEquality = map[uint32]bool{114: true, 199: true, 142: true, 143: true, 600: true, 1017: true}
+
+// appendWhere appends the condition that finds row: by the relation's key
+// where it has one (primary key, else replica identity), else by every
+// column (IS NOT DISTINCT FROM), one row of several equal ones.
+func (f *Format) appendWhere(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	var err error
+	if rel.Key != nil {
+		dst = append(dst, " WHERE "...)
+		for n, i := range rel.Key {
+			if n > 0 {
+				dst = append(dst, " AND "...)
+			}
+			dst = append(dst, table.QuoteIdent(rel.Table.Columns[i].Attribute.Name)...)
+			if row.Nulls[i] {
+				dst = append(dst, " IS NULL"...)
+				continue
+			}
+			dst = append(dst, " = "...)
+			if dst, err = f.literal(dst, rel, row, i); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
+	}
+	dst = fmt.Appendf(dst, " WHERE ctid = (SELECT ctid FROM %s WHERE ", rel.Name())
+	for i, col := range rel.Table.Columns {
+		if i > 0 {
+			dst = append(dst, " AND "...)
+		}
+		a := col.Attribute
+		name := table.QuoteIdent(a.Name)
+		if noEquality[a.TypID] {
+			dst = append(dst, name...)
+			dst = append(dst, "::text IS NOT DISTINCT FROM "...)
+			if row.Nulls[i] {
+				dst = append(dst, "NULL"...)
+				continue
+			}
+			if f.val, err = f.Text(f.val[:0], a.TypID, row.Values[i]); err != nil {
+				return dst, f.columnError(rel, row, i, err)
+			}
+			dst = f.Literal(dst, f.val, "text")
+			continue
+		}
+		dst = append(dst, name...)
+		dst = append(dst, " IS NOT DISTINCT FROM "...)
+		if dst, err = f.literal(dst, rel, row, i); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, " LIMIT 1)"...), nil
+}
+
+func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	dst = fmt.Appendf(dst, "INSERT INTO %s (", rel.Name())
+	for i, col := range rel.Table.Columns {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = append(dst, table.QuoteIdent(col.Attribute.Name)...)
+	}
+	dst = append(dst, ')')
+	for _, col := range rel.Table.Columns {
+		if col.Attribute.Identity == 'a' {
+			dst = append(dst, " OVERRIDING SYSTEM VALUE"...)
+			break
+		}
+	}
+	dst = append(dst, " VALUES ("...)
+	var err error
+	for i := range rel.Table.Columns {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		if dst, err = f.literal(dst, rel, row, i); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ");\n"...), nil
+}
+
+// WriteUndo writes the SQL that undoes the transaction's changes, in one
+// transaction: its changes in reverse order, a deleted row inserted back,
+// an updated one set back to its old values (the columns that changed)
+// where its key finds the new version, an inserted one deleted; a
+// TRUNCATE undone by inserting the rows the table had just before it, a
+// DROP TABLE by creating the table (its columns and types as of just
+// before) and inserting them. A change that could not be decoded makes
+// the script end in ROLLBACK, with the reason in a comment, and is
+// returned as the error after the script is written.
+func (f *Format) WriteUndo(w io.Writer, res *Result) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	fmt.Fprintf(bw, "-- undo of transaction %d (committed at %s), rebuilt by walscope from the WAL\n-- %d changes, undone in reverse order\nBEGIN;\n%s", res.XID, res.CommitLSN, len(res.Changes), f.Settings)
+	for _, s := range res.Skipped {
+		fmt.Fprintf(bw, "-- not undone: %s\n", s)
+	}
+	var line []byte
+	var firstErr error
+	fail := func(c *Change, err error) {
+		if firstErr == nil {
+			firstErr = fmt.Errorf("%s at %s (%s): %w", c.Op, c.LSN, c.Rel.Name(), err)
+		}
+		fmt.Fprintf(bw, "-- MISSING: %s at %s of %s: %v\n", c.Op, c.LSN, c.Rel.Name(), err)
+	}
+	ch := res.Changes
+	for i := len(ch) - 1; i >= 0; i-- {
+		c := &ch[i]
+		if c.Err != nil {
+			fail(c, c.Err)
+			continue
+		}
+		line = line[:0]
+		var err error
+		switch c.Op {
+		case Insert:
+			line = fmt.Appendf(line, "DELETE FROM %s", c.Rel.Name())
+			if line, err = f.appendWhere(line, c.Rel, c.New); err == nil {
+				line = append(line, ";\n"...)
+			}
+		case Delete:
+			line, err = f.appendInsert(line, c.Rel, c.Old)
+		case Update:
+			line = fmt.Appendf(line, "UPDATE %s SET ", c.Rel.Name())
+			n := 0
+			for k := range c.Rel.Table.Columns {
+				if c.Old.Nulls[k] == c.New.Nulls[k] && bytes.Equal(c.Old.Values[k], c.New.Values[k]) {
+					continue
+				}
+				if n > 0 {
+					line = append(line, ", "...)
+				}
+				n++
+				line = append(line, table.QuoteIdent(c.Rel.Table.Columns[k].Attribute.Name)...)
+				line = append(line, " = "...)
+				if line, err = f.literal(line, c.Rel, c.Old, k); err != nil {
+					break
+				}
+			}
+			if n == 0 {
+				line = fmt.Appendf(line[:0], "-- %s at %s: an update that changed no column\n", c.Rel.Name(), c.LSN)
+				break
+			}
+			if err == nil {
+				if line, err = f.appendWhere(line, c.Rel, c.New); err == nil {
+					line = append(line, ";\n"...)
+				}
+			}
+		case Truncate, Drop:
+			// the rows of one TRUNCATE or DROP, in their physical order
+			j := i
+			for j > 0 && ch[j-1].Op == c.Op && ch[j-1].LSN == c.LSN && ch[j-1].Rel == c.Rel {
+				j--
+			}
+			if c.Op == Drop {
+				line = fmt.Appendf(line, "-- %s was dropped at %s: created again with its columns (constraints, indexes, defaults and grants are not)\n", c.Rel.Name(), c.LSN)
+				line = append(line, c.Rel.Table.CreateTable(c.Rel.Name(), nil)...)
+			} else {
+				line = fmt.Appendf(line, "-- %s was truncated at %s: its %d rows inserted back\n", c.Rel.Name(), c.LSN, i-j+1)
+			}
+			for k := j; k <= i && err == nil; k++ {
+				if ch[k].Err != nil {
+					bw.Write(line)
+					line = line[:0]
+					fail(&ch[k], ch[k].Err)
+					continue
+				}
+				line, err = f.appendInsert(line, c.Rel, ch[k].Old)
+			}
+			i = j
+		}
+		if err != nil {
+			fail(c, err)
+			continue
+		}
+		bw.Write(line)
+	}
+	if firstErr != nil {
+		bw.WriteString("-- INCOMPLETE: changes that could not be decoded are missing; the transaction is not committed\nROLLBACK;\n")
+	} else {
+		bw.WriteString("COMMIT;\n")
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return firstErr
+}
