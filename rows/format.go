@@ -174,25 +174,35 @@ func (f *Format) appendWhere(dst []byte, rel *Relation, row *Row) ([]byte, error
 
 func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, error) {
 	dst = fmt.Appendf(dst, "INSERT INTO %s (", rel.Name())
-	for i, col := range rel.Table.Columns {
-		if i > 0 {
+	n := 0
+	for _, col := range rel.Table.Columns {
+		if col.Attribute.Generated != 0 {
+			continue // a generated column is computed again
+		}
+		if n > 0 {
 			dst = append(dst, ", "...)
 		}
+		n++
 		dst = append(dst, table.QuoteIdent(col.Attribute.Name)...)
 	}
 	dst = append(dst, ')')
 	for _, col := range rel.Table.Columns {
 		if col.Attribute.Identity == 'a' {
-			dst = append(dst, " OVERRIDING SYSTEM VALUE"...)
+			dst = append(dst, " OVERRIDING SYSTEM VALUE"...) // GENERATED ALWAYS AS IDENTITY: the old value back
 			break
 		}
 	}
 	dst = append(dst, " VALUES ("...)
+	n = 0
 	var err error
-	for i := range rel.Table.Columns {
-		if i > 0 {
+	for i, col := range rel.Table.Columns {
+		if col.Attribute.Generated != 0 {
+			continue
+		}
+		if n > 0 {
 			dst = append(dst, ", "...)
 		}
+		n++
 		if dst, err = f.literal(dst, rel, row, i); err != nil {
 			return dst, err
 		}
@@ -244,7 +254,7 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 			line = fmt.Appendf(line, "UPDATE %s SET ", c.Rel.Name())
 			n := 0
 			for k := range c.Rel.Table.Columns {
-				if c.Old.Nulls[k] == c.New.Nulls[k] && bytes.Equal(c.Old.Values[k], c.New.Values[k]) {
+				if c.Old.Nulls[k] == c.New.Nulls[k] && bytes.Equal(c.Old.Values[k], c.New.Values[k]) || c.Rel.Table.Columns[k].Attribute.Generated != 0 {
 					continue
 				}
 				if n > 0 {
