@@ -163,7 +163,13 @@ func (f *Formatter) appendRange(dst []byte, oid, sub uint32, d []byte, depth int
 	if len(d) < 5 {
 		return dst, f.errorf(oid, ErrCorrupt, "range of %d bytes", len(d))
 	}
-	flags := d[len(d)-1]
+	return f.appendRangeBounds(dst, oid, sub, d[4:len(d)-1], d[len(d)-1], depth)
+}
+
+// appendRangeBounds prints a range from its flags and the bytes of its
+// bounds (from the range's offset 8, which is MAXALIGNed; anything after
+// the bounds is ignored).
+func (f *Formatter) appendRangeBounds(dst []byte, oid, sub uint32, body []byte, flags byte, depth int) ([]byte, error) {
 	if flags&rangeEmpty != 0 {
 		return append(dst, "empty"...), nil
 	}
@@ -171,18 +177,15 @@ func (f *Formatter) appendRange(dst []byte, oid, sub uint32, d []byte, depth int
 	if err != nil {
 		return dst, err
 	}
-	body := d[:len(d)-1]
-	off := 8 // range offsets count from vl_len_; payload index = off - 4
+	off := 0 // from the range's offset 8: alignment is the same
 	bound := func() ([]byte, error) {
-		p := off - 4
-		if st.Len != -1 || (p < len(body) && body[p] == 0) {
+		if st.Len != -1 || (off < len(body) && body[off] == 0) {
 			off = (off + alignOf(st.Align) - 1) &^ (alignOf(st.Align) - 1)
-			p = off - 4
 		}
-		if p > len(body) {
-			return nil, fmt.Errorf("%w: range bound at %d past %d bytes", ErrCorrupt, off, len(body)+4)
+		if off > len(body) {
+			return nil, fmt.Errorf("%w: range bound at %d past %d bytes", ErrCorrupt, off+8, len(body)+8)
 		}
-		rest := body[p:]
+		rest := body[off:]
 		var v []byte
 		switch {
 		case st.Len > 0:
@@ -318,4 +321,61 @@ func (f *Formatter) appendRecord(dst []byte, t *catalog.Type, d []byte, depth in
 		dst = appendQuoted(dst, text, "\"\\(),")
 	}
 	return append(dst, ')'), nil
+}
+
+// appendMultirange is multirange_out (multirangetypes.c): "{" the ranges
+// as range_out prints them, separated by ",", "}". MultirangeType is
+// vl_len_, multirangetypid, rangeCount, then rangeCount-1 items (every
+// fourth the bounds' offset with MULTIRANGE_ITEM_OFF_BIT, the others the
+// previous range's length), rangeCount flag bytes, and from the next
+// subtype-aligned offset each range's bounds as a range stores them
+// (multirange_get_range).
+func (f *Formatter) appendMultirange(dst []byte, oid, rangeOID, sub uint32, d []byte, depth int) ([]byte, error) {
+	if len(d) < 8 {
+		return dst, f.errorf(oid, ErrCorrupt, "multirange of %d bytes", len(d))
+	}
+	count := int(le32(d[4:]))
+	if count == 0 {
+		return append(dst, '{', '}'), nil
+	}
+	if count > len(d) {
+		return dst, f.errorf(oid, ErrCorrupt, "multirange of %d ranges in %d bytes", count, len(d))
+	}
+	st, err := f.storage(sub)
+	if err != nil {
+		return dst, err
+	}
+	align := alignOf(st.Align)
+	itemsAt := 8                                      // payload index of the items (offset 12)
+	flagsAt := itemsAt + 4*(count-1)                  // MultirangeGetFlagsPtr
+	begin := (flagsAt+count+4+align-1)&^(align-1) - 4 // att_align_nominal from vl_len_
+	if begin > len(d) {
+		return dst, f.errorf(oid, ErrCorrupt, "multirange of %d ranges cut at %d bytes", count, len(d))
+	}
+	bounds := d[begin:]
+	dst = append(dst, '{')
+	off := 0
+	for i := 0; i < count; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+			// multirange_get_bounds_offset, kept running: an item is the
+			// offset itself (MULTIRANGE_ITEM_OFF_BIT) or the length since
+			// the previous range's.
+			item := le32(d[itemsAt+4*(i-1):])
+			if item&0x80000000 != 0 {
+				off = int(item & 0x7FFFFFFF)
+			} else {
+				off += int(item & 0x7FFFFFFF)
+			}
+		}
+		if off < 0 || off > len(bounds) {
+			return dst, f.errorf(oid, ErrCorrupt, "multirange range %d at %d past %d bytes", i, off, len(bounds))
+		}
+		// multirange_get_range: the bounds at begin+off, aligned as in a
+		// range since begin is.
+		if dst, err = f.appendRangeBounds(dst, rangeOID, sub, bounds[off:], d[flagsAt+i], depth+1); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
 }

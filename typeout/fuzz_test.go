@@ -92,7 +92,7 @@ var fuzzOIDs = func() []uint32 {
 	for oid := range newFuzzTypes() {
 		out = append(out, oid)
 	}
-	out = append(out, 3908, 3910, 3912, 3926, 24, 28, 5069, 2275, 142, 99999)
+	out = append(out, 3908, 3910, 3912, 3926, 4451, 4532, 4534, 24, 28, 5069, 2275, 142, 99999)
 	sortU32(out)
 	return out
 }()

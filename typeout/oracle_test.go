@@ -22,10 +22,16 @@ const blcksz = 8192
 
 // oracleTypes is the catalog as decoded from the server's pg_type,
 // pg_attribute and pg_enum pages (package catalog), with pg_range's
-// subtypes from a query (package catalog does not decode pg_range).
+// subtypes and multirange types from a query (package catalog does not
+// decode pg_range).
 type oracleTypes struct {
 	*catalog.Catalog
-	ranges map[uint32]uint32
+	ranges, multiranges map[uint32]uint32
+}
+
+func (o oracleTypes) MultirangeRange(oid uint32) (uint32, bool) {
+	r, ok := o.multiranges[oid]
+	return r, ok
 }
 
 func (o oracleTypes) RangeSubtype(oid uint32) (uint32, bool) {
@@ -104,14 +110,22 @@ func (o *oracleServer) loadCatalog() oracleTypes {
 			o.t.Fatalf("%s: %d live rows, %d read from its file", c.name, len(live), n)
 		}
 	}
-	ranges := map[uint32]uint32{}
-	for _, l := range o.q("SELECT rngtypid::oid, rngsubtype::oid FROM pg_range") {
-		a, b, _ := strings.Cut(l, "|")
-		x, _ := strconv.ParseUint(a, 10, 32)
-		y, _ := strconv.ParseUint(b, 10, 32)
-		ranges[uint32(x)] = uint32(y)
+	ranges, multi := map[uint32]uint32{}, map[uint32]uint32{}
+	multiCol := "0"
+	if o.major >= 14 {
+		multiCol = "rngmultitypid::oid"
 	}
-	return oracleTypes{cat, ranges}
+	for _, l := range o.q("SELECT rngtypid::oid, rngsubtype::oid, " + multiCol + " FROM pg_range") {
+		f := strings.Split(l, "|")
+		x, _ := strconv.ParseUint(f[0], 10, 32)
+		y, _ := strconv.ParseUint(f[1], 10, 32)
+		z, _ := strconv.ParseUint(f[2], 10, 32)
+		ranges[uint32(x)] = uint32(y)
+		if z != 0 {
+			multi[uint32(z)] = uint32(x)
+		}
+	}
+	return oracleTypes{cat, ranges, multi}
 }
 
 // setting is one combination of the settings the output functions read.
@@ -505,6 +519,14 @@ func oracleCases(major int) []oracleCase {
 		cases = append(cases, oracleCase{"posint[]", []string{vals(lit(`{1,2,3}`, "NULL")...)}}) // arrays of domains: 11
 	}
 	if major >= 14 {
+		cases = append(cases,
+			oracleCase{"int4multirange", []string{vals(lit("{}", "{[1,3),[5,8),[10,)}", "{(,)}", "NULL")...), "SELECT (SELECT range_agg(int4range(i * 10, i * 10 + g)) FROM generate_series(1, g) i) FROM generate_series(1, 30) g"}},
+			oracleCase{"nummultirange", []string{vals(lit("{[1.5,2.5),(3,4]}", "NULL")...), "SELECT (SELECT range_agg(numrange(i * 10.5, i * 10.5 + g / 3.0)) FROM generate_series(1, g) i) FROM generate_series(1, 12) g"}},
+			oracleCase{"datemultirange", []string{vals(lit("{[2000-01-01,2000-02-01),[2001-01-01,infinity)}", "NULL")...)}},
+			oracleCase{"tstzmultirange", []string{vals(lit(`{["2000-01-01 00:00+00","2000-02-01 00:00+00"),["2020-01-01 00:00+00",)}`, "NULL")...)}},
+			oracleCase{"textmultirange", []string{vals(lit(`{["a b","c""d"),["x,y",z]}`, "{}", "NULL")...), "SELECT (SELECT range_agg(textrange(md5(i::text), md5(i::text) || 'z')) FROM generate_series(1, g) i) FROM generate_series(1, 9) g"}},
+			oracleCase{"floatmultirange", []string{vals(lit("{[1.5,2.5),[3,Infinity)}", "NULL")...)}},
+		)
 		cases = append(cases, oracleCase{"numeric", []string{vals(lit("Infinity", "-Infinity")...)}})
 	}
 	if major >= 15 {

@@ -64,6 +64,13 @@ type RangeTypes interface {
 	RangeSubtype(rangeOID uint32) (subtype uint32, ok bool)
 }
 
+// MultirangeTypes is implemented by a Types that knows pg_range's
+// rngmultitypid: the range type of a multirange type (PostgreSQL 14+).
+// Without it only the built-in multiranges print.
+type MultirangeTypes interface {
+	MultirangeRange(multirangeOID uint32) (rangeOID uint32, ok bool)
+}
+
 // Built-in type OIDs (pg_type.dat: the same in every version 10 to 18).
 const (
 	oidBool        = 16
@@ -115,7 +122,13 @@ const (
 	procRecordOut = 2291
 	procEnumOut   = 3507
 	procRangeOut  = 3835
+	procMultiOut  = 4232
 )
+
+// builtinMultiranges are pg_range.dat's rngmultitypid (14).
+var builtinMultiranges = map[uint32]uint32{
+	4451: oidInt4range, 4532: oidNumrange, 4533: oidTsrange, 4534: oidTstzrange, 4535: oidDaterange, 4536: oidInt8range,
+}
 
 // builtinRanges are pg_range.dat's rows.
 var builtinRanges = map[uint32]uint32{
@@ -236,6 +249,9 @@ var builtinStorage = func() map[uint32]catalog.Type {
 	for r := range builtinRanges {
 		m[r] = catalog.Type{OID: r, Len: -1, Align: 'd', Delim: ',', Type: 'r', Output: procRangeOut}
 	}
+	for r := range builtinMultiranges {
+		m[r] = catalog.Type{OID: r, Len: -1, Align: 'd', Delim: ',', Type: 'm', Output: procMultiOut}
+	}
 	return m
 }()
 
@@ -343,6 +359,9 @@ func (f *Formatter) appendDerived(dst []byte, oid uint32, d []byte, depth int) (
 	if sub, ok := builtinRanges[oid]; ok {
 		return f.appendRange(dst, oid, sub, d, depth)
 	}
+	if rng, ok := builtinMultiranges[oid]; ok {
+		return f.appendMultirange(dst, oid, rng, builtinRanges[rng], d, depth)
+	}
 	if f.Types == nil {
 		return dst, f.errorf(oid, ErrUnsupported, "no catalog to resolve it")
 	}
@@ -366,6 +385,19 @@ func (f *Formatter) appendDerived(dst []byte, oid uint32, d []byte, depth int) (
 			return dst, f.errorf(oid, ErrUnsupported, "the range's subtype is unknown (no pg_range)")
 		}
 		return f.appendRange(dst, oid, sub, d, depth)
+	case t.Output == procMultiOut || t.Type == 'm':
+		rng, ok := uint32(0), false
+		if mt, is := f.Types.(MultirangeTypes); is {
+			rng, ok = mt.MultirangeRange(oid)
+		}
+		sub, subOK := uint32(0), false
+		if rt, is := f.Types.(RangeTypes); is && ok {
+			sub, subOK = rt.RangeSubtype(rng)
+		}
+		if !ok || !subOK {
+			return dst, f.errorf(oid, ErrUnsupported, "the multirange's range type is unknown (no pg_range)")
+		}
+		return f.appendMultirange(dst, oid, rng, sub, d, depth)
 	case t.Output == procRecordOut || t.Type == 'c':
 		return f.appendRecord(dst, t, d, depth)
 	}
