@@ -20,7 +20,7 @@ import (
 )
 
 // The manifest of an incremental dataset is the directory ManifestDir at
-// its root holding one file per batch, batch-NNNNNN.json, each written (or
+// its root holding one file per batch, _batch-NNNNNN.json, each written (or
 // uploaded) once, after every file of its batch is in place: a batch is
 // committed when its manifest file exists, and a reader that reads the files
 // the manifest lists reads every committed row and nothing else. A file is
@@ -99,8 +99,10 @@ type BatchTable struct {
 	Files []MarkerFile `json:"files"`
 }
 
-// BatchFileName is the name of batch id's manifest file in ManifestDir.
-func BatchFileName(id int) string { return fmt.Sprintf("batch-%06d.json", id) }
+// BatchFileName is the name of batch id's manifest file in ManifestDir. Its
+// "_" makes an upload (objstore.Upload) take it for metadata: uploaded after
+// the data, and never a prefix it replaces or deletes objects under.
+func BatchFileName(id int) string { return fmt.Sprintf("_batch-%06d.json", id) }
 
 // BatchDir is the directory of batch id's rows of table, relative to the
 // dataset's root.

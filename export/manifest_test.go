@@ -60,7 +60,7 @@ func TestReadManifest(t *testing.T) {
 	}
 	// A batch being committed (a temporary dot file) is not read.
 	fsys := manifestFS(testBatch(1, 1))
-	fsys[ManifestDir+"/.batch-000002.json.7.tmp"] = &fstest.MapFile{Data: []byte("{")}
+	fsys[ManifestDir+"/._batch-000002.json.7.tmp"] = &fstest.MapFile{Data: []byte("{")}
 	if m, err := ReadManifest(fsys); err != nil || len(m.Batches) != 1 {
 		t.Errorf("with a temporary file: %v %v", m, err)
 	}
@@ -99,7 +99,7 @@ func TestWriteBatch(t *testing.T) {
 		t.Errorf("second write of batch 1: %v", err)
 	}
 	ents, _ := os.ReadDir(filepath.Join(dir, ManifestDir))
-	if len(ents) != 1 || ents[0].Name() != "batch-000001.json" {
+	if len(ents) != 1 || ents[0].Name() != "_batch-000001.json" {
 		t.Errorf("manifest directory: %v", ents)
 	}
 	m, err := ReadManifest(os.DirFS(dir))
