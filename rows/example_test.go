@@ -13,7 +13,7 @@ import (
 	"github.com/walscope/walscope/xlog/archive"
 )
 
-// The rows transaction 799 of fixtures/rows changed: it deleted five rows
+// The rows transaction 804 of fixtures/rows changed: it deleted five rows
 // of hist, updated one, truncated the table (the 145 rows it had then) and
 // inserted one row into the new, empty file.
 func ExampleChanges() {
@@ -39,7 +39,7 @@ func ExampleChanges() {
 		fmt.Println(err)
 		return
 	}
-	res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: 799})
+	res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: 804})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -64,7 +64,7 @@ func ExampleChanges() {
 	rel := res.Relations[0]
 	fmt.Printf("%s: %d columns, key %q\n", rel.Name(), len(rel.Table.Columns), rel.KeyKind)
 	// Output:
-	// transaction 799 committed at 0/840328
+	// transaction 804 committed at 0/840B70
 	//   delete 5
 	//   update 1
 	//   truncate 145
