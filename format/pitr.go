@@ -31,6 +31,9 @@ type PITRJSON struct {
 	// RowsBack is the walscope table command that prints the relation as
 	// it was just before the event ("" without a relation).
 	RowsBack string `json:"rows_back"`
+	// RowsUndo is the walscope rows command that writes the SQL undoing
+	// the event's transaction ("" when the event has no xid).
+	RowsUndo string `json:"rows_undo"`
 }
 
 // PITRCandidateJSON is one committed event of the relation asked for.
@@ -136,6 +139,21 @@ func RowsBackCommand(p *incident.PITRPlan, b *backup.BackupLabel) string {
 	return fmt.Sprintf("walscope table --backup %s --relation %s --target-lsn %s --target-inclusive=false WAL...", bk, shellWord(e.Relation), p.Settings.LSN)
 }
 
+// RowsUndoCommand is the `walscope rows` command that writes the SQL
+// undoing the event's transaction (its rows inserted back, set back,
+// deleted; a truncated or dropped table's rows recreated), or "" when the
+// event has no transaction id. BACKUP and WAL as in RowsBackCommand.
+func RowsUndoCommand(p *incident.PITRPlan, b *backup.BackupLabel) string {
+	if p.Event.XID == 0 {
+		return ""
+	}
+	bk := "BACKUP"
+	if b != nil && strings.HasSuffix(b.Path, "/backup_label") {
+		bk = shellWord(strings.TrimSuffix(b.Path, "/backup_label"))
+	}
+	return fmt.Sprintf("walscope rows --backup %s --xid %d --format sql WAL...", bk, p.Event.XID)
+}
+
 // shellWord quotes s for a POSIX shell where it needs it.
 func shellWord(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-:+=") == "" {
@@ -150,7 +168,7 @@ const maxOtherCandidates = 5
 // PITRToJSON makes the JSON of a plan; chosen is lsn, xid, time or name.
 func PITRToJSON(p *incident.PITRPlan, b *backup.BackupLabel, chosen string) PITRJSON {
 	e := &p.Event
-	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched, Why: p.Why, RowsBack: RowsBackCommand(p, b),
+	j := PITRJSON{Reachable: p.Reachable, Reasons: p.Reasons, Missing: p.Missing, Notes: p.Notes, Searched: p.Searched, Why: p.Why, RowsBack: RowsBackCommand(p, b), RowsUndo: RowsUndoCommand(p, b),
 		Candidates: make([]PITRCandidateJSON, 0, len(p.Candidates))}
 	for _, c := range p.Candidates {
 		cj := PITRCandidateJSON{Kind: c.Kind, XID: uint32(c.XID), CommitLSN: c.CommitLSN.String(), CommitTime: strp(incident.PGTime(c.CommitTime)), Rows: c.Rows}
@@ -322,6 +340,9 @@ func WritePITRText(w io.Writer, p *incident.PITRPlan, b *backup.BackupLabel, cho
 	}
 	if cmd := RowsBackCommand(p, b); cmd != "" {
 		fmt.Fprintf(&sb, "# the rows as they were, without a server: %s\n", cmd)
+	}
+	if cmd := RowsUndoCommand(p, b); cmd != "" {
+		fmt.Fprintf(&sb, "# the SQL that undoes the transaction on the live database, without a server: %s\n", cmd)
 	}
 	if b != nil {
 		if b.Tool != "" {

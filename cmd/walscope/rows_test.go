@@ -247,3 +247,35 @@ func TestRowsUndo(t *testing.T) {
 	}
 	t.Logf("%d tables of %d incidents back to their rows before the incident", tables, len(facts))
 }
+
+// TestPITRRowsUndo: pitr names the walscope rows command that undoes the
+// event's transaction (issue 27.5); run as printed (WAL... replaced by the
+// archive) for the DROP TABLE of fixtures/rows, it is the drop incident's
+// transaction and its script creates the table again with every row it
+// had just before the DROP.
+func TestPITRRowsUndo(t *testing.T) {
+	base, archive, _, facts := rowsFixture(t, t.TempDir())
+	drop := facts[4]
+	out, stderr, code := walscope(t, "", "pitr", "--format", "json", "--relation", "doomed", "--event", "drop", "--backup", base, archive)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		RowsUndo string `json:"rows_undo"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields(p.RowsUndo)
+	if len(words) < 4 || words[0] != "walscope" || words[1] != "rows" || words[len(words)-1] != "WAL..." ||
+		!strings.Contains(p.RowsUndo, "--backup "+base) || !strings.Contains(p.RowsUndo, fmt.Sprintf("--xid %d ", drop.XID)) {
+		t.Fatalf("rows_undo %q (the drop's xid is %d)", p.RowsUndo, drop.XID)
+	}
+	script, stderr, code := walscope(t, "", append(words[1:len(words)-1], archive)...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", p.RowsUndo, code, stderr)
+	}
+	if n := strings.Count(script, "INSERT INTO public.doomed "); !strings.Contains(script, "CREATE TABLE public.doomed (") || n != drop.Ops["doomed"]["drop"] {
+		t.Errorf("%s: %d INSERTs, the table had %d rows before the DROP; CREATE TABLE: %v", p.RowsUndo, n, drop.Ops["doomed"]["drop"], strings.Contains(script, "CREATE TABLE"))
+	}
+}
