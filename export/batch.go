@@ -18,7 +18,7 @@ import (
 
 // An incremental dataset (PartitionBatch, `export --append`) is written one
 // batch at a time: each table's rows of a batch go to
-// <table>/batch=NNNNNN/day=YYYY-MM-DD/part-<first LSN>.parquet, a day being
+// <table>/batch=N/day=YYYY-MM-DD/part-<first LSN>.parquet, a day being
 // the UTC date of the last commit or abort time at or before the row's
 // record in WAL order (a commit record its own time); the records before
 // the batch's first commit take the last time of the batches before it

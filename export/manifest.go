@@ -105,8 +105,10 @@ type BatchTable struct {
 func BatchFileName(id int) string { return fmt.Sprintf("_batch-%06d.json", id) }
 
 // BatchDir is the directory of batch id's rows of table, relative to the
-// dataset's root.
-func BatchDir(table string, id int) string { return fmt.Sprintf("%s/batch=%06d", table, id) }
+// dataset's root: batch=N without leading zeros, which DuckDB, Spark and
+// polars type as an integer partition column (batch=000001 was read as
+// VARCHAR by DuckDB).
+func BatchDir(table string, id int) string { return fmt.Sprintf("%s/batch=%d", table, id) }
 
 // Manifest is an incremental dataset's batches, in order.
 type Manifest struct {

@@ -47,7 +47,7 @@ func TestReadManifest(t *testing.T) {
 	if len(m.Batches) != 2 || m.NextID() != 3 || m.Segments() != 6 || m.Last().ID != 2 {
 		t.Errorf("batches %d, next %d, segments %d", len(m.Batches), m.NextID(), m.Segments())
 	}
-	if f := m.Files(TableRecords); len(f) != 2 || !strings.HasPrefix(f[1], "records/batch=000002/day=2026-12-01/") {
+	if f := m.Files(TableRecords); len(f) != 2 || !strings.HasPrefix(f[1], "records/batch=2/day=2026-12-01/") {
 		t.Errorf("files %v", f)
 	}
 	c, err := m.Last().LastCycle.Cycle()
@@ -70,7 +70,7 @@ func TestReadManifestDamaged(t *testing.T) {
 	wrongName := manifestFS(testBatch(1, 1))
 	wrongName[ManifestDir+"/"+BatchFileName(2)] = &fstest.MapFile{Data: testBatch(3, 1).Encode()}
 	outside := testBatch(1, 1)
-	outside.Tables[TableRecords].Files[0].Path = "records/batch=000002/x.parquet"
+	outside.Tables[TableRecords].Files[0].Path = "records/batch=2/x.parquet"
 	badLSN := testBatch(1, 1)
 	badLSN.End = "zz"
 	cases := map[string]fstest.MapFS{
@@ -114,7 +114,7 @@ func TestWriteBatch(t *testing.T) {
 func FuzzParseBatch(f *testing.F) {
 	f.Add(testBatch(1, 2).Encode())
 	f.Add([]byte(`{"manifest_version":1,"batch":1,"start_lsn":"0/1","end_lsn":"0/2","end_timeline":1,"last_cycle":{"redo_lsn":"x"}}`))
-	f.Add([]byte(`{"manifest_version":1,"batch":1,"start_lsn":"0/1","end_lsn":"0/2","end_timeline":1,"tables":{"records":{"files":[{"path":"records/batch=000001/../../x"}]}}}`))
+	f.Add([]byte(`{"manifest_version":1,"batch":1,"start_lsn":"0/1","end_lsn":"0/2","end_timeline":1,"tables":{"records":{"files":[{"path":"records/batch=1/../../x"}]}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := ParseBatch(data)
 		if err != nil {
@@ -162,7 +162,7 @@ func ExampleReadManifest() {
 	defer os.RemoveAll(dir)
 	b := &Batch{ID: 1, Start: "0/1000028", End: "0/3000000", EndTimeline: 1,
 		Tables: map[string]BatchTable{TableRecords: {Rows: 2, Files: []MarkerFile{
-			{Path: "records/batch=000001/day=2026-12-01/part-0000000001000028.parquet", Rows: 2}}}}}
+			{Path: "records/batch=1/day=2026-12-01/part-0000000001000028.parquet", Rows: 2}}}}}
 	if err := WriteBatch(dir, b); err != nil {
 		fmt.Println(err)
 		return
@@ -176,5 +176,5 @@ func ExampleReadManifest() {
 	fmt.Println(m.Files(TableRecords))
 	// Output:
 	// next batch: 2 from 0/3000000
-	// [records/batch=000001/day=2026-12-01/part-0000000001000028.parquet]
+	// [records/batch=1/day=2026-12-01/part-0000000001000028.parquet]
 }

@@ -97,7 +97,7 @@ func TestAppendToStore(t *testing.T) {
 					// A killed run of night 3 uploaded a file of its batch
 					// and no manifest.
 					junk := t.TempDir()
-					p := filepath.Join(junk, "records", "batch=000003", "day=2026-11-30")
+					p := filepath.Join(junk, "records", "batch=3", "day=2026-11-30")
 					os.MkdirAll(p, 0o755)
 					os.WriteFile(filepath.Join(p, "part-0000000000000000.parquet"), []byte("partial"), 0o644)
 					upload(t, s, junk, "lake/wal")
