@@ -242,20 +242,33 @@ func (r *Replay) watchEnd(d *decode.Record) {
 func (r *Replay) tupleAt(rel decode.RelFileLocator, blk uint32, off uint16) []byte {
 	var err error
 	r.watchPage, _, err = r.Page(r.watchPage[:0], rel, decode.ForkMain, blk)
-	if err != nil || off == 0 {
+	if err != nil {
 		return nil
 	}
-	pg := r.watchPage
+	if t := itemAt(r.watchPage, off); t != nil {
+		return append([]byte(nil), t...)
+	}
+	return nil
+}
+
+// itemAt returns the tuple at line pointer off (from 1) of a heap page
+// (ItemIdData, itemid.h: lp_off:15, lp_flags:2, lp_len:15 after the
+// 24-byte PageHeaderData, up to pd_lower), a view into page; nil when the
+// line pointer is not there, not LP_NORMAL, or points outside the page.
+func itemAt(page []byte, off uint16) []byte {
+	if off == 0 || len(page) < 24 {
+		return nil
+	}
 	lp := 24 + 4*int(off-1)
-	if lp+4 > len(pg) || lp+4 > int(binary.LittleEndian.Uint16(pg[12:])) {
+	if lp+4 > len(page) || lp+4 > int(binary.LittleEndian.Uint16(page[12:])) {
 		return nil
 	}
-	v := binary.LittleEndian.Uint32(pg[lp:])
+	v := binary.LittleEndian.Uint32(page[lp:])
 	start, flags, n := int(v&0x7FFF), (v>>15)&3, int(v>>17)
-	if flags != 1 || n == 0 || start+n > len(pg) {
+	if flags != 1 || n == 0 || start < 24 || start+n > len(page) {
 		return nil
 	}
-	return append([]byte(nil), pg[start:start+n]...)
+	return page[start : start+n : start+n]
 }
 
 // WatchedEnd is the end record (COMMIT, ABORT, or their _PREPARED forms)
