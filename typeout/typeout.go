@@ -145,6 +145,9 @@ var builtinNames = map[uint32]string{
 	oidVarchar: "varchar", oidDate: "date", oidTime: "time", oidTimestamp: "timestamp",
 	oidTimestamptz: "timestamptz", oidInterval: "interval", oidTimetz: "timetz",
 	oidNumeric: "numeric", oidUUID: "uuid", oidJSONB: "jsonb", oidXML: "xml",
+	oidInt2vector: "int2vector", oidTid: "tid", oidOidvector: "oidvector", oidPoint: "point", oidLseg: "lseg",
+	oidPath: "path", oidBox: "box", oidPolygon: "polygon", oidLine: "line", oidCircle: "circle", oidBit: "bit",
+	oidVarbit: "varbit", oidPgLsn: "pg_lsn",
 }
 
 // maxDepth bounds the nesting of arrays of composites of ranges... so that
@@ -240,6 +243,22 @@ var builtinStorage = func() map[uint32]catalog.Type {
 	add(oidInterval, 16, false, 'd')
 	add(oidTimetz, 12, false, 'd')
 	add(oidUUID, 16, false, 'c')
+	add(oidPoint, 16, false, 'd')
+	add(oidLseg, 32, false, 'd')
+	add(oidBox, 32, false, 'd')
+	add(oidLine, 24, false, 'd')
+	add(oidCircle, 24, false, 'd')
+	add(oidPgLsn, 8, true, 'd')
+	add(oidTid, 6, false, 's')
+	for _, oid := range []uint32{oidPath, oidPolygon} {
+		add(oid, -1, false, 'd')
+	}
+	for _, oid := range []uint32{oidBit, oidVarbit, oidInt2vector, oidOidvector} {
+		add(oid, -1, false, 'i')
+	}
+	b := m[oidBox]
+	b.Delim = ';' // box's typdelim
+	m[oidBox] = b
 	for _, oid := range []uint32{oidBytea, oidText, oidJSON, oidCidr, oidInet, oidBpchar, oidVarchar, oidNumeric, oidJSONB, oidXML} {
 		add(oid, -1, false, 'i')
 	}
@@ -344,6 +363,16 @@ func (f *Formatter) appendDepth(dst []byte, oid uint32, d []byte, depth int) ([]
 		out, err = appendMacaddr(dst, d, 8)
 	case oidMoney:
 		out, err = f.appendMoney(dst, d)
+	case oidPoint, oidLseg, oidBox, oidPath, oidPolygon, oidLine, oidCircle:
+		out, err = f.appendGeometry(dst, oid, d)
+	case oidBit, oidVarbit:
+		out, err = appendBits(dst, d)
+	case oidPgLsn:
+		out, err = appendPgLsn(dst, d)
+	case oidTid:
+		out, err = appendTid(dst, d)
+	case oidInt2vector, oidOidvector:
+		out, err = appendVector(dst, d, oid == oidOidvector)
 	default:
 		return f.appendDerived(dst, oid, d, depth)
 	}
