@@ -561,3 +561,32 @@ func TestAppendLegacyDataset(t *testing.T) {
 		t.Errorf("--label: exit %d, %q", code, stderr)
 	}
 }
+
+// TestAppendFileRows: --file-rows splits a batch's files at that many rows
+// (the pending rows of a span placed in their day's directory included);
+// the rows are the same.
+func TestAppendFileRows(t *testing.T) {
+	archive := filepath.Join(exportFixture(t), "archive")
+	one := filepath.Join(t.TempDir(), "one")
+	appendOK(t, one, archive)
+	split := filepath.Join(t.TempDir(), "split")
+	appendOK(t, split, archive, "--file-rows", "3000")
+	m, _ := export.ReadManifest(os.DirFS(split))
+	for _, table := range []string{export.TableRecords, export.TableBlocks} {
+		files := m.Last().Tables[table].Files
+		for _, f := range files {
+			if f.Rows > 3000 || f.Rows == 0 {
+				t.Errorf("%s: %d rows", f.Path, f.Rows)
+			}
+		}
+		_, got := parquetRows(t, listed(t, split, table), true)
+		_, want := parquetRows(t, listed(t, one, table), true)
+		sameRows(t, table, got, want)
+		if n := len(listed(t, one, table)); len(files) < len(got)/3000 || len(files) <= n {
+			t.Errorf("%s: %d files of at most 3000 rows for %d rows (%d without --file-rows)", table, len(files), len(got), n)
+		}
+	}
+	if _, stderr, code := walscope(t, "", "export", "--append", split, "--file-rows", "0", archive); code != exitUsage || !strings.Contains(stderr, "--file-rows") {
+		t.Errorf("--file-rows 0: exit %d %q", code, stderr)
+	}
+}
