@@ -58,7 +58,12 @@ func Sets(tb testing.TB) []Set {
 		}
 		for _, e := range ents {
 			d := filepath.Join(base, e.Name())
-			if _, err := os.Stat(filepath.Join(d, "archive.tar.zst")); err == nil {
+			// a set is an archive with pg_waldump's answers beside it
+			// (fixtures/README.md); fixtures of other layouts (a backup
+			// and its archive, such as fixtures/rows) are not sets
+			_, aerr := os.Stat(filepath.Join(d, "archive.tar.zst"))
+			_, rerr := os.Stat(filepath.Join(d, "ref.tar.zst"))
+			if aerr == nil && rerr == nil {
 				name, _ := filepath.Rel(filepath.Join(root, "fixtures"), d)
 				if strings.HasPrefix(name, "..") {
 					name = "corpora/" + e.Name()
