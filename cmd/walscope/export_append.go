@@ -114,6 +114,12 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			fmt.Fprintf(stderr, "walscope: %s: nothing to append: the input holds no WAL after %s, the end of batch %d\n", target, start, last.ID)
 			return nil
 		}
+		if !holdsSegment(src, uint64(start)/uint64(segSize), segSize, xlog.TimeLineID(last.EndTimeline)) && uint64(start)%uint64(segSize) != 0 {
+			// The next batch begins inside the segment the last one ended in.
+			name := xlog.NewSegmentName(xlog.TimeLineID(last.EndTimeline), uint64(start)/uint64(segSize), segSize)
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: batch %d ended at %s, in segment %s, which the input does not hold [missing-segment]: give the archive (or at least that segment and the ones after it)",
+				target, last.ID, start, name)}
+		}
 		in.opts.Start = start
 	}
 	r, err = xlog.NewReader(in.src, in.opts)
@@ -308,6 +314,17 @@ func checkExported(src *archive.Source, m *export.Manifest, last *export.Batch, 
 func holdsAfter(src *archive.Source, lsn xlog.LSN, segSize uint32) bool {
 	for _, f := range src.Segments() {
 		if (f.Name.SegNo(segSize)+1)*uint64(segSize) > uint64(lsn) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsSegment reports whether the input holds segment segno of timeline
+// tli or of a later one.
+func holdsSegment(src *archive.Source, segno uint64, segSize uint32, tli xlog.TimeLineID) bool {
+	for _, f := range src.Segments() {
+		if f.Name.SegNo(segSize) == segno && f.Name.TLI >= tli {
 			return true
 		}
 	}

@@ -509,7 +509,26 @@ func TestAppendChangedSegment(t *testing.T) {
 	os.WriteFile(p, orig[:len(orig)/2], 0o644)
 	expectChanged("an early segment cut short")
 	os.WriteFile(p, orig, 0o644)
+	// The next night's segments alone: the boundary segment is missing.
+	alone := t.TempDir()
+	for _, e := range mustReadDir(t, ns[1]) {
+		if _, ok := m.Segment(e.Name()); !ok {
+			copyFile(t, filepath.Join(ns[1], e.Name()), filepath.Join(alone, e.Name()))
+		}
+	}
+	if _, stderr, code := walscope(t, "", "export", "--append", ds, alone); code != exitProblem || !strings.Contains(stderr, boundary+", which the input does not hold") {
+		t.Errorf("without the boundary segment: exit %d, %q", code, stderr)
+	}
 	appendOK(t, ds, ns[1])
+}
+
+func mustReadDir(t *testing.T, dir string) []os.DirEntry {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ents
 }
 
 // TestAppendTimelineSwitch: the fixture whose standby was promoted

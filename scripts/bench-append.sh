@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# bench-append.sh [RUNS] — what appending one day to an incremental dataset
+# (`walscope export --append`) costs against the dataset's age, and how long
+# reading a 10^5-segment manifest takes (issue 29).
+#
+# Generates (once, with scripts/pgbench-archive.sh; kept in $BENCH_DIR,
+# default /tmp/walscope-append) a pgbench archive with Debian's
+# postgresql-15: 16 MB segments, wal_level replica, wal_compression lz4,
+# pgbench -i -s 10, then rounds of 60 s of the TPC-B-like script on 4
+# clients and a VACUUM FULL of pgbench_accounts until 600 MB are archived
+# (about 40 segments). A "day" is one segment of it, by index (the first day also
+# holds the segments of the initial load): PostgreSQL wrote the archive in
+# minutes, so the days are simulated by cutting the real WAL, not by its
+# commit times (all rows land in one day=... partition).
+#
+# For N in 1, 10 and 30: a dataset holding days 1 to N-1 (built night by
+# night, not timed), then RUNS times (default 3) each of
+#   append: export --append DATASET ARCHIVE-of-days-1..N (day N added)
+#   alone:  export --out OUT DAY-N's-segment (that day exported by itself)
+# and prints the medians and their ratio (append / alone; issue 29 asks for
+# at most 1.2x). Then `go test -bench ReadManifest ./export` (10^5 segments
+# in 1,000 batch manifests, read and checked). Run as root (the server runs
+# as postgres). Measures; asserts nothing.
+set -euo pipefail
+runs=${1:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+B=${BENCH_DIR:-/tmp/walscope-append}
+. "$root/scripts/pgbench-archive.sh"
+pgbench_archive "$B" 55499 10 4 600M "checkpoint_timeout = 120s" "wal_compression = lz4"
+(cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
+ws="$B/walscope"
+cd "$B"
+mapfile -t segs < <(ls archive | grep -E '^[0-9A-F]{24}$' | sort)
+n=${#segs[@]}
+first=$((n - 31)) # days 1..31: the last 31 segments; day 1 also holds those before
+[ "$first" -ge 1 ] || { echo "only $n segments: need 32" >&2; exit 1; }
+echo "archive: $n segments of 16 MB, $(du -smL archive | cut -f1) MB; $(nproc) cores; $runs runs each"
+# days K: an archive directory holding the segments of days 1..K (links).
+days() {
+  local k=$1 d="days-$1" i
+  rm -rf "$d"; mkdir "$d"
+  for ((i = 0; i < first + k; i++)); do ln -s "$B/archive/${segs[$i]}" "$d/${segs[$i]}"; done
+  echo "$d"
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+secs() { /usr/bin/time -f %e -o t.txt "$@" >/dev/null 2>&1; cat t.txt; }
+export WALSCOPE_NOSYNC=${WALSCOPE_NOSYNC:-0}
+for N in 1 10 30; do
+  rm -rf ds
+  for ((k = 1; k < N; k++)); do "$ws" export --append ds -q "$(days "$k")" >/dev/null 2>&1; done
+  all=$(days "$N")
+  rm -rf alone-in; mkdir alone-in; ln -s "$B/archive/${segs[$((first + N - 1))]}" alone-in/
+  : >a.txt; : >b.txt
+  for r in $(seq "$runs"); do
+    rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
+    secs "$ws" export --append ds.run -q "$all" >>a.txt
+    rm -rf out; secs "$ws" export --out out -q alone-in >>b.txt
+  done
+  a=$(median <a.txt); b=$(median <b.txt)
+  printf 'day %2d (%2d batches before): append %6.2fs, the day alone %6.2fs: %.2fx\n' "$N" $((N - 1)) "$a" "$b" "$(echo "$a / $b" | bc -l)"
+done
+rm -rf ds ds.run out alone-in days-* a.txt b.txt t.txt
+(cd "$root" && go test -run XXX -bench ReadManifest -benchtime 5x ./export | grep -E '^Benchmark')
