@@ -65,6 +65,9 @@ type Config struct {
 	Database    uint32
 	MemoryBytes int64
 	TempDir     string
+	// HoldAll has the replay hold every page the WAL changes, instead of
+	// first reading the WAL once for the files the transaction needs.
+	HoldAll bool
 }
 
 // Relation is a relation the transaction changed, as of just before its
@@ -144,8 +147,18 @@ func Changes(cfg Config) (*Result, error) {
 	if cfg.XID < 3 {
 		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, replay.ErrTarget)
 	}
-	r, err := replay.Run(replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
-		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID})
+	rc := replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
+		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
+	if !cfg.HoldAll {
+		hold, ok, err := prescan(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rc.Hold, rc.HoldCatalogs = func(f decode.RelFileLocator) bool { return hold[f] }, true
+		}
+	}
+	r, err := replay.Run(rc)
 	if errors.Is(err, replay.ErrNotReached) {
 		return nil, fmt.Errorf("transaction %d: %w (%v)", cfg.XID, ErrNoEnd, err)
 	}
