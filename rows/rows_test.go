@@ -3,9 +3,9 @@ package rows_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/walscope/walscope/backup"
