@@ -110,6 +110,9 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			return &exitError{code: exitSegmentChanged, noHint: true, msg: fmt.Sprintf("%s: %d segment(s) changed since batch %d exported them (re-pushed or damaged), nothing appended: %s",
 				target, len(changed), last.ID, strings.Join(changed, "; "))}
 		}
+		if err := forkedBefore(src, last, start); err != nil {
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
 		if !holdsAfter(src, start, segSize) {
 			fmt.Fprintf(stderr, "walscope: %s: nothing to append: the input holds no WAL after %s, the end of batch %d\n", target, start, last.ID)
 			return nil
@@ -307,6 +310,37 @@ func checkExported(src *archive.Source, m *export.Manifest, last *export.Batch, 
 		}
 	}
 	return changed
+}
+
+// forkedBefore returns an error when the newest timeline's history (the one
+// the reading follows) leaves the last batch's timeline before the point
+// the batch read it to: the rows of that timeline after the switch are not
+// on the history now followed, and the new timeline's WAL from the switch
+// to there would never be exported.
+func forkedBefore(src *archive.Source, last *export.Batch, end xlog.LSN) error {
+	var newest xlog.TimeLineID
+	for tli := range src.Histories() {
+		newest = max(newest, tli)
+	}
+	if newest <= xlog.TimeLineID(last.EndTimeline) {
+		return nil
+	}
+	key := src.Histories()[newest]
+	text, err := src.ReadHistory(key)
+	if err != nil {
+		return err
+	}
+	entries, err := xlog.ParseHistory(text, newest)
+	if err != nil {
+		return fmt.Errorf("%s: %w [invalid-history]", key, err)
+	}
+	for _, h := range entries {
+		if h.TLI == xlog.TimeLineID(last.EndTimeline) && h.Switch < end {
+			return fmt.Errorf("batch %d read timeline %d to %s, past its switch at %s to the timeline %s leads to: "+
+				"the rows of timeline %d after %s are not on that history [timeline-fork]; nothing appended", last.ID, h.TLI, end, h.Switch, key, h.TLI, h.Switch)
+		}
+	}
+	return nil
 }
 
 // holdsAfter reports whether a segment of the input holds WAL at or after

@@ -552,6 +552,22 @@ func TestAppendTimelineSwitch(t *testing.T) {
 	whole := filepath.Join(t.TempDir(), "whole")
 	appendOK(t, whole, archive)
 	compareDatasets(t, ds, whole)
+	// A history that leaves timeline 1 before where batch 2 read it to
+	// (the real file, its switch point moved back into batch 2's WAL).
+	forked := t.TempDir()
+	for _, e := range mustReadDir(t, ns[2]) {
+		copyFile(t, filepath.Join(ns[2], e.Name()), filepath.Join(forked, e.Name()))
+	}
+	ds2 := filepath.Join(t.TempDir(), "ds2")
+	appendOK(t, ds2, ns[0])
+	appendOK(t, ds2, ns[1])
+	hist := filepath.Join(forked, "00000002.history")
+	b, _ := os.ReadFile(hist)
+	os.WriteFile(hist, []byte(strings.Replace(string(b), "0/11000A0", "0/C00000", 1)), 0o644)
+	if _, stderr, code := walscope(t, "", "export", "--append", ds2, forked); code != exitProblem || !strings.Contains(stderr, "[timeline-fork]") {
+		t.Errorf("a fork before the last batch's end: exit %d, %q", code, stderr)
+	}
+
 	cols, rows := parquetRows(t, listed(t, ds, export.TableRecords), false)
 	ti := slices.Index(cols, "timeline")
 	tls := map[string]int{}
