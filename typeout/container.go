@@ -63,7 +63,14 @@ func (f *Formatter) appendArray(dst []byte, t *catalog.Type, d []byte, depth int
 	if err != nil {
 		return dst, err
 	}
-	elems, err := a.Elements(nil, attrOf(et))
+	// The Formatter's buffers serve the outermost array only: an element
+	// may be (or hold) an array itself.
+	var elems []tuple.Value
+	var text []byte
+	if depth == 0 {
+		elems, text = f.elems[:0], f.text[:0]
+	}
+	elems, err = a.Elements(elems, attrOf(et))
 	if err != nil {
 		return dst, f.errorf(t.OID, ErrCorrupt, "%v", err)
 	}
@@ -81,8 +88,7 @@ func (f *Formatter) appendArray(dst []byte, t *catalog.Type, d []byte, depth int
 			break
 		}
 	}
-	var text []byte
-	indx := make([]int32, a.NDim)
+	var indx [6]int32 // MAXDIM: ParseArray allows no more
 	dst = append(dst, '{')
 	j, k := 0, 0
 	for {
@@ -118,6 +124,9 @@ func (f *Formatter) appendArray(dst []byte, t *catalog.Type, d []byte, depth int
 		if j == -1 {
 			break
 		}
+	}
+	if depth == 0 {
+		f.elems, f.text = elems[:0], text[:0]
 	}
 	return dst, nil
 }
@@ -231,9 +240,10 @@ func (f *Formatter) appendRangeBounds(dst []byte, oid, sub uint32, body []byte, 
 	} else {
 		dst = append(dst, '(')
 	}
-	var text []byte
+	var scratch [64]byte
+	text := scratch[:0]
 	if hasLower {
-		if text, err = f.appendDepth(nil, sub, lower, depth+1); err != nil {
+		if text, err = f.appendDepth(text, sub, lower, depth+1); err != nil {
 			return dst, err
 		}
 		dst = appendQuoted(dst, text, "\"\\()[],")

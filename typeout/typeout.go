@@ -172,7 +172,8 @@ type Formatter struct {
 	Major int
 
 	tz    *zoneCache
-	elems []tuple.Value
+	elems []tuple.Value // the outermost array's elements
+	text  []byte        // an element's text
 }
 
 // Append appends the text of datum, a stored value of type typeOID (see
