@@ -17,7 +17,9 @@ import (
 func hexFormat() *rows.Format {
 	text := func(dst []byte, _ uint32, datum []byte) ([]byte, error) { return hex.AppendEncode(dst, datum), nil }
 	return &rows.Format{Text: text,
-		Literal:  func(dst, s []byte, typ string) []byte { return append(append(append(append(dst, '\''), s...), "'::"...), typ...) },
+		Literal: func(dst, s []byte, typ string) []byte {
+			return append(append(append(append(dst, '\''), s...), "'::"...), typ...)
+		},
 		CopyText: func(dst, s []byte) []byte { return append(dst, s...) }}
 }
 
