@@ -58,5 +58,5 @@ func ExampleRun() {
 	r.VisibleTuples(rel.Locator, func(uint32, uint16, []byte) error { rows++; return nil })
 	fmt.Printf("%s in database %s: %d blocks, block 0 last changed at %s, %d rows visible\n", rel.Class.Name, rel.Database.Name, n, last, rows)
 	// Output:
-	// acct in database postgres: 3 blocks, block 0 last changed at 0/A10DA8, 302 rows visible
+	// acct in database postgres: 3 blocks, block 0 last changed at 0/A15378, 302 rows visible
 }
