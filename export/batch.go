@@ -62,6 +62,7 @@ type spanClock struct {
 	day              string
 	dayStart, dayEnd int64 // the day's bounds, Unix µs
 	points           []dayPoint
+	pending          string // pendingName of the span, once asked
 }
 
 // see takes the time of the record at lsn.
@@ -84,7 +85,10 @@ func (c *spanClock) see(lsn xlog.LSN, t time.Time) {
 // until the spans before it are merged.
 func (c *spanClock) dayDir(first xlog.LSN) string {
 	if !c.known {
-		return pendingName(first)
+		if c.pending == "" {
+			c.pending = pendingName(first) // once: not a Sprintf per record
+		}
+		return c.pending
 	}
 	return c.day
 }
