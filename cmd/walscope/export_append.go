@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -161,7 +162,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	}
 	var facts []archive.FileFact
 	if ex.Want(export.TableSegments) {
-		facts, _ = src.FactsWith(archive.FactsOptions{Quick: true})
+		facts = batchFacts(src, start, segSize)
 	}
 	noop := false
 	var end xlog.LSN
@@ -341,6 +342,42 @@ func forkedBefore(src *archive.Source, last *export.Batch, end xlog.LSN) error {
 		}
 	}
 	return nil
+}
+
+// batchFacts returns what the segments table says of the files (sizes,
+// compression, problems): of the files from the segment holding start on,
+// when each is a file of its own (a directory of segments, a store prefix),
+// so that a night's append opens the night's files and not the whole
+// archive's; of every file otherwise (tar members, backup tools' layouts).
+func batchFacts(src *archive.Source, start xlog.LSN, segSize uint32) []archive.FileFact {
+	var paths []string
+	first := uint64(start) / uint64(segSize)
+	whole := func() []archive.FileFact {
+		facts, _ := src.FactsWith(archive.FactsOptions{Quick: true})
+		return facts
+	}
+	for _, f := range src.Segments() {
+		if path.Base(filepath.ToSlash(f.Path)) != segmentFileName(f) {
+			return whole() // a tar member, a compressed or renamed file
+		}
+		if f.Name.SegNo(segSize) >= first {
+			paths = append(paths, f.Path)
+		}
+	}
+	for _, h := range src.Histories() {
+		paths = append(paths, h)
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	sort.Strings(paths)
+	sub, err := openArchive(paths...)
+	if err != nil {
+		return whole()
+	}
+	defer sub.Close()
+	facts, _ := sub.FactsWith(archive.FactsOptions{Quick: true})
+	return facts
 }
 
 // holdsAfter reports whether a segment of the input holds WAL at or after

@@ -343,6 +343,21 @@ func compareDatasets(t *testing.T, nightly, whole string) {
 	cols, got = parquetRows(t, listed(t, nightly, export.TableSegments), false)
 	_, want = parquetRows(t, listed(t, whole, export.TableSegments), false)
 	sameSums(t, "segment", sums(t, cols, got, "segment", "records", "record_bytes"), sums(t, cols, want, "segment", "records", "record_bytes"))
+	// What the archive says of each segment file: the same in every row.
+	facts := func(rows []string) []string {
+		set := map[string]bool{}
+		for _, r := range rows {
+			c := strings.Split(r, "\t")
+			set[strings.Join([]string{c[slices.Index(cols, "segment")], c[slices.Index(cols, "size")], c[slices.Index(cols, "compression")], c[slices.Index(cols, "validation")]}, " ")] = true
+		}
+		var out []string
+		for k := range set {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	sameRows(t, "segment facts", facts(got), facts(want))
 }
 
 // TestAppendNightByNight builds a dataset night by night from a real
