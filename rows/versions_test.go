@@ -1,0 +1,246 @@
+package rows_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/walscope/walscope/backup"
+	"github.com/walscope/walscope/internal/pgtest"
+	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/rows"
+	"github.com/walscope/walscope/typeout"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
+)
+
+// versionConfig is one real server the rows of its transactions are
+// checked against.
+type versionConfig struct {
+	name   string
+	major  int
+	conf   string
+	always bool // run without WALSCOPE_ROWS_VERSIONS=all
+}
+
+var versionConfigs = []versionConfig{
+	{name: "15-logical", major: 15, conf: "wal_level = logical\n", always: true},
+	{name: "18", major: 18, conf: "wal_level = replica\n", always: true},
+	{name: "10", major: 10, conf: "wal_level = replica\n"},
+	{name: "11", major: 11, conf: "wal_level = logical\n"},
+	{name: "12", major: 12, conf: "wal_level = replica\n"},
+	{name: "13", major: 13, conf: "wal_level = replica\nwal_compression = on\n"},
+	{name: "14", major: 14, conf: "wal_level = logical\n"},
+	{name: "16", major: 16, conf: "wal_level = replica\n"},
+	{name: "17", major: 17, conf: "wal_level = replica\n"},
+}
+
+// TestVersions: on real servers of PostgreSQL 10 to 18 (15 with
+// wal_level = logical and 18 by default, every installed one with
+// WALSCOPE_ROWS_VERSIONS=all), a workload of five transactions, each with
+// a released and a rolled-back savepoint while a second session commits
+// between its statements (DELETE with TOASTed values, UPDATE of every row
+// and of the key, INSERTs, DELETE then TRUNCATE then INSERT, UPDATE then
+// DROP TABLE) after an online base backup (the low-level API): for each,
+// Changes applied to the server's own row_to_json of the tables just
+// before BEGIN (each old row present when its change comes) gives exactly
+// its rows just after COMMIT, and as many changes per table and operation
+// as its statements made.
+func TestVersions(t *testing.T) {
+	pgtest.Need(t, 15)
+	for _, cfg := range versionConfigs {
+		t.Run(cfg.name, func(t *testing.T) {
+			if !cfg.always && os.Getenv("WALSCOPE_ROWS_VERSIONS") != "all" {
+				t.Skip("WALSCOPE_ROWS_VERSIONS=all runs this version too")
+			}
+			if _, why := pgtest.Bin(cfg.major); why != "" {
+				if cfg.always {
+					pgtest.SkipOrFail(t, why)
+				}
+				t.Skip(why)
+			}
+			runVersion(t, cfg)
+		})
+	}
+}
+
+type versionIncident struct {
+	name   string
+	xid    uint32
+	tables []string
+	ops    map[string]map[string]int
+	before map[string][]string
+	after  map[string][]string
+}
+
+func runVersion(t *testing.T, cfg versionConfig) {
+	bin, client := pgtest.Need(t, cfg.major)
+	work := pgtest.WorkDir(t, "rows-"+cfg.name+"-", "WALSCOPE_KEEP")
+	arch, base := filepath.Join(work, "archive"), filepath.Join(work, "base")
+	os.MkdirAll(arch, 0o755)
+	pgtest.ChownPG(t, arch)
+	p := pgtest.New(t, work, "primary", cfg.major, bin, client)
+	p.InitDB(t, "", fmt.Sprintf("archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nautovacuum = off\n%s", arch, cfg.conf))
+	p.Start(t)
+	p.Query(t, `CREATE TABLE acct (id int PRIMARY KEY, owner text, note text);
+INSERT INTO acct SELECT g, 'owner ' || g, CASE WHEN g % 10 = 0 THEN (SELECT string_agg(md5((g * 1000 + h)::text), '') FROM generate_series(1, 100) h)
+  WHEN g % 10 = 5 THEN repeat('compressible ', 500) END FROM generate_series(1, 100) g;
+CREATE TABLE stock (id int PRIMARY KEY, qty int, price numeric, ok bool) WITH (fillfactor = 60);
+INSERT INTO stock SELECT g, g * 2, g / 7.0, g % 2 = 0 FROM generate_series(1, 200) g;
+CREATE TABLE notes (a int, b text);
+INSERT INTO notes SELECT g % 5, 'note ' || (g % 7) FROM generate_series(1, 40) g;
+CREATE TABLE hist (id int, v text);
+INSERT INTO hist SELECT g, 'h' || g FROM generate_series(1, 80) g;
+CREATE TABLE doomed (id int, v text, big text);
+INSERT INTO doomed SELECT g, 'd' || g, CASE WHEN g % 10 = 0 THEN (SELECT string_agg(md5((g - h)::text), '') FROM generate_series(1, 100) h) END FROM generate_series(1, 50) g;
+CREATE TABLE heartbeat (n int);
+CHECKPOINT;`)
+	p.BaseBackup(t, base)
+	a, hb := p.Session(t, "a"), p.Session(t, "hb")
+	beat := 0
+	tick := func() { beat++; hb.Exec(fmt.Sprintf("INSERT INTO heartbeat VALUES (%d)", beat)) }
+	snap := func(tables []string) map[string][]string {
+		out := map[string][]string{}
+		for _, tab := range tables {
+			if p.Query(t, "SELECT count(*) FROM pg_class WHERE relname = '"+tab+"'")[0] == "0" {
+				out[tab] = nil
+				continue
+			}
+			out[tab] = p.Query(t, "SELECT row_to_json(x) FROM "+tab+" x")
+		}
+		return out
+	}
+	count := func(sql string) int {
+		var n int
+		fmt.Sscan(p.Query(t, sql)[0], &n)
+		return n
+	}
+	var incidents []*versionIncident
+	run := func(name string, tables []string, ops map[string]map[string]int, stmts ...string) {
+		in := &versionIncident{name: name, tables: tables, ops: ops, before: snap(tables)}
+		tick()
+		a.Exec("BEGIN")
+		for _, s := range stmts {
+			a.Exec(s)
+			tick()
+		}
+		fmt.Sscan(a.One("SELECT txid_current_if_assigned()"), &in.xid)
+		a.Exec("COMMIT")
+		tick()
+		in.after = snap(tables)
+		incidents = append(incidents, in)
+	}
+	run("delete", []string{"acct", "notes"}, map[string]map[string]int{"acct": {"insert": 1, "delete": count("SELECT count(*) FROM acct WHERE id % 3 = 0")}, "notes": {"delete": count("SELECT count(*) FROM notes WHERE a = 2")}},
+		"INSERT INTO acct VALUES (1001, 'late', NULL)", "SAVEPOINT a", "DELETE FROM acct WHERE id % 3 = 0", "RELEASE a",
+		"SAVEPOINT b", "DELETE FROM acct WHERE id < 50", "ROLLBACK TO b", "DELETE FROM notes WHERE a = 2")
+	run("update", []string{"stock", "notes", "acct"}, map[string]map[string]int{"stock": {"update": 200 + 40}, "notes": {"update": count("SELECT count(*) FROM notes WHERE a = 1")}, "acct": {"update": 3}},
+		"UPDATE stock SET qty = qty + 1", "SAVEPOINT s", "UPDATE stock SET id = id + 1000 WHERE id % 5 = 0", "RELEASE s",
+		"SAVEPOINT r", "UPDATE stock SET ok = NULL", "ROLLBACK TO r", "UPDATE notes SET b = b || '!' WHERE a = 1",
+		"UPDATE acct SET owner = 'changed' WHERE id IN (10, 20, 25)")
+	run("insert", []string{"stock", "acct"}, map[string]map[string]int{"stock": {"insert": 30}, "acct": {"insert": 1}},
+		"INSERT INTO stock SELECT g, g, g, true FROM generate_series(5001, 5030) g", "SAVEPOINT x",
+		"INSERT INTO stock VALUES (9999, 0, 0, false)", "ROLLBACK TO x",
+		"INSERT INTO acct VALUES (2001, 'big', (SELECT string_agg(md5((g * 7)::text), '') FROM generate_series(1, 150) g))")
+	run("truncate", []string{"hist"}, map[string]map[string]int{"hist": {"delete": 5, "update": 1, "truncate": 75, "insert": 1}},
+		"DELETE FROM hist WHERE id <= 5", "SAVEPOINT t", "UPDATE hist SET v = 'touched' WHERE id = 6", "RELEASE t",
+		"TRUNCATE hist", "INSERT INTO hist VALUES (1, 'after')")
+	run("drop", []string{"doomed"}, map[string]map[string]int{"doomed": {"update": 1, "drop": 50}},
+		"UPDATE doomed SET v = 'last' WHERE id = 1", "SAVEPOINT d", "DELETE FROM doomed", "ROLLBACK TO d", "DROP TABLE doomed")
+	switchWAL := "SELECT pg_switch_wal()"
+	if cfg.major < 10 {
+		switchWAL = "SELECT pg_switch_xlog()"
+	}
+	p.Query(t, switchWAL)
+	p.Stop("fast")
+
+	b, err := backup.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	wal, err := archive.Open(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	for _, in := range incidents {
+		res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(in.xid)})
+		if err != nil {
+			t.Fatalf("%s (xid %d): %v", in.name, in.xid, err)
+		}
+		st := map[string]map[string]int{}
+		for _, tab := range in.tables {
+			st[tab] = map[string]int{}
+			for _, l := range in.before[tab] {
+				st[tab][l]++
+			}
+		}
+		var f *rows.Format
+		if len(res.Relations) > 0 {
+			f = serverFormat(res.Relations[0], b.MajorVersion())
+		}
+		got := map[string]map[string]int{}
+		for i := range res.Changes {
+			c := &res.Changes[i]
+			tab := c.Rel.Class.Name
+			if c.Err != nil || st[tab] == nil {
+				t.Fatalf("%s: change %d of %s: %v", in.name, i, tab, c.Err)
+			}
+			if got[tab] == nil {
+				got[tab] = map[string]int{}
+			}
+			got[tab][string(c.Op)]++
+			if c.Old != nil {
+				old, err := f.AppendRowJSON(nil, c.Rel, c.Old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st[tab][string(old)] == 0 {
+					t.Errorf("%s: %s at %s: old row %s is not the table's then", in.name, c.Op, c.LSN, old)
+				}
+				st[tab][string(old)]--
+			}
+			if c.New != nil {
+				n, err := f.AppendRowJSON(nil, c.Rel, c.New)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st[tab][string(n)]++
+			}
+			changes++
+		}
+		res.Close()
+		for _, tab := range in.tables {
+			after := map[string]int{}
+			for _, l := range in.after[tab] {
+				after[l]++
+			}
+			for row, n := range st[tab] {
+				if n != after[row] {
+					t.Errorf("%s: %s: %d of row %s after the changes, the server has %d", in.name, tab, n, row, after[row])
+				}
+			}
+			for row := range after {
+				if st[tab][row] == 0 {
+					t.Errorf("%s: %s: the server's row %s is not there after the changes", in.name, tab, row)
+				}
+			}
+		}
+		if g, w := fmt.Sprint(got), fmt.Sprint(in.ops); g != w {
+			t.Errorf("%s: changes per table and operation %s, the server's statements %s", in.name, g, w)
+		}
+	}
+	if changes == 0 {
+		t.Fatal("nothing compared")
+	}
+	t.Logf("PostgreSQL %d (%s): %d changes of %d transactions agree with the server's rows", cfg.major, strings.ReplaceAll(strings.TrimSpace(cfg.conf), "\n", ", "), changes, len(incidents))
+}
+
+// serverFormat prints values as a server with initdb's settings does.
+func serverFormat(rel *rows.Relation, major int) *rows.Format {
+	st := typeout.DefaultSettings()
+	f := &typeout.Formatter{Settings: st, Types: rel.Catalog, Major: major}
+	return &rows.Format{Text: f.Append, ISOText: f.Append}
+}
