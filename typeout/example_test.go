@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/typeout"
 )
 
@@ -54,3 +55,6 @@ func ExampleAppendLiteral() {
 	// it's a \ path	with a tab
 	// E'it''s a \\ path	with a tab'::text
 }
+
+// The replay's catalog answers a Formatter's questions.
+var _ typeout.Types = (*catalog.Catalog)(nil)

@@ -2,6 +2,7 @@ package typeout_test
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -276,6 +277,7 @@ func checkOracle(t *testing.T, major int) {
 		t.Errorf("the cases have no external (%d) or no compressed (%d) value: AppendValue's detoasting is not exercised", external, compressed)
 	}
 	checkQuoting(t, o, cases, datums, stores, typeOIDs, types)
+	checkUnsupported(t, o, types)
 
 	// With -update, PostgreSQL 15's text of the first rows of every
 	// built-in type under every combination is kept for TestGolden.
@@ -369,6 +371,8 @@ func oracleSetup(major int) []string {
 		`CREATE TYPE dropped AS (x int4, gone text, y text)`,
 		`ALTER TYPE dropped DROP ATTRIBUTE gone`,
 		`CREATE TYPE nested AS (id int8, c comp, cs comp[], ts timestamptz)`,
+		`CREATE TABLE unsupported (a tsvector, b regclass, c tsquery)`,
+		`INSERT INTO unsupported VALUES ('a fat cat', 'pg_class', 'fat & cat')`,
 	}
 }
 
@@ -630,4 +634,35 @@ func abbrev(s string) string {
 		return s[:2000] + "..."
 	}
 	return s
+}
+
+// checkUnsupported: a type without an output function here is an error
+// wrapping ErrUnsupported that names it, never a wrong text.
+func checkUnsupported(t *testing.T, o *oracleServer, types oracleTypes) {
+	// The table is made with the others (oracleSetup), before the catalog
+	// is read.
+	relid, _ := strconv.ParseUint(o.q("SELECT 'unsupported'::regclass::oid")[0], 10, 32)
+	desc, err := types.Desc(uint32(relid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &typeout.Formatter{Settings: typeout.DefaultSettings(), Types: types, Major: o.major}
+	n := 0
+	for _, tup := range o.items(o.q("SELECT pg_relation_filepath('unsupported')")[0]) {
+		vals, _, err := tuple.Deform(nil, tup, desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range vals {
+			name := types.Type(desc[k].TypeOID).Name
+			out, err := f.AppendValue(nil, desc[k].TypeOID, v, nil)
+			if !errors.Is(err, typeout.ErrUnsupported) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s: %q, %v; want an error wrapping ErrUnsupported naming %s", name, out, err, name)
+			}
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d unsupported values checked, want 3", n)
+	}
 }

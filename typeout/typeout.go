@@ -16,7 +16,9 @@ var (
 	// ErrCorrupt: the datum is not a valid stored value of its type.
 	ErrCorrupt = errors.New("malformed datum")
 	// ErrUnknownType: the type (or a type it refers to) is not in Types.
-	ErrUnknownType = errors.New("type not in the catalog")
+	// It wraps ErrUnsupported: either way the caller may print the raw
+	// bytes instead.
+	ErrUnknownType = fmt.Errorf("%w: not in the catalog", ErrUnsupported)
 	// ErrSetting: a setting's value is invalid or not supported.
 	ErrSetting = errors.New("invalid setting")
 )
