@@ -370,8 +370,7 @@ func (f *Formatter) appendTimestamp(dst, d []byte, withTZ bool) ([]byte, error) 
 			secs--
 		}
 		unix := secs + (postgresEpochJD-unixEpochJD)*secsPerDay
-		_, off := time.Unix(unix, 0).In(loc).Zone()
-		name, _ := time.Unix(unix, 0).In(loc).Zone()
+		name, off := time.Unix(unix, 0).In(loc).Zone()
 		local := secs + int64(off)
 		if err := timestamp2tm(local*usecsPerSec+fsec, &tm); err != nil {
 			return dst, err
