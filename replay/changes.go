@@ -138,7 +138,7 @@ func (r *Replay) watchBefore(d *decode.Record) []pendingChange {
 			}
 			c := mk(ChangeDelete, b.Rel)
 			c.OldBlock, c.OldOffset = b.Block, off
-			c.Old = r.tupleAt(b.Rel, b.Block, off)
+			c.Old = r.oldTupleAt(b.Rel, b.Block, off)
 			out = append(out, pendingChange{c: c})
 		case heapUpdateOp, heapHotUpdateOp:
 			b := d.Block(0)
@@ -151,7 +151,7 @@ func (r *Replay) watchBefore(d *decode.Record) []pendingChange {
 			if ob := d.Block(1); ob != nil {
 				c.OldBlock = ob.Block
 			}
-			c.Old = r.tupleAt(b.Rel, c.OldBlock, c.OldOffset)
+			c.Old = r.oldTupleAt(b.Rel, c.OldBlock, c.OldOffset)
 			out = append(out, pendingChange{c: c, newBlock: b.Block, newOff: binary.LittleEndian.Uint16(m[12:]), wantNew: true})
 		case heapTruncateOp:
 			if len(m) < 12 {
@@ -251,6 +251,23 @@ func (r *Replay) tupleAt(rel decode.RelFileLocator, blk uint32, off uint16) []by
 		return nil
 	}
 	if t := itemAt(r.watchPage, off); t != nil {
+		return append([]byte(nil), t...)
+	}
+	return nil
+}
+
+// oldTupleAt is tupleAt for the page a record is about to change: the
+// block is held first (read from the backup if it was not), so that the
+// redo that follows finds it instead of reading it again.
+func (r *Replay) oldTupleAt(rel decode.RelFileLocator, blk uint32, off uint16) []byte {
+	if n, err := r.NBlocks(rel, decode.ForkMain); err != nil || blk >= n {
+		return nil
+	}
+	h, err := r.block(blockKey{rel, decode.ForkMain, blk}, false)
+	if err != nil || h == nil {
+		return nil
+	}
+	if t := itemAt(h.page, off); t != nil {
 		return append([]byte(nil), t...)
 	}
 	return nil
