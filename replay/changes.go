@@ -91,7 +91,19 @@ const (
 // from the watched one on are kept until their fate is known.
 func (r *Replay) watching(xid xlog.XID) bool {
 	w := r.cfg.WatchXID
-	return w != 0 && xid != 0 && int32(uint32(xid)-uint32(w)) >= 0
+	if w == 0 || xid == 0 {
+		return false
+	}
+	if r.cfg.WatchSubxacts != nil {
+		if r.watchSet == nil {
+			r.watchSet = map[xlog.XID]bool{w: true}
+			for _, s := range r.cfg.WatchSubxacts {
+				r.watchSet[s] = true
+			}
+		}
+		return r.watchSet[xid]
+	}
+	return int32(uint32(xid)-uint32(w)) >= 0
 }
 
 // pendingChange is a change read before its record is redone, completed

@@ -90,6 +90,11 @@ type Config struct {
 	// WatchXID, when set, has the replay keep the rows this transaction
 	// and its subtransactions change (Changes, WatchedEnd; changes.go).
 	WatchXID xlog.XID
+	// WatchSubxacts, when not nil, are WatchXID's subtransactions (its
+	// commit record's list, read beforehand): only these and WatchXID
+	// are watched, instead of every xid from WatchXID on until their end
+	// says whose they are (less memory beside concurrent transactions).
+	WatchSubxacts []xlog.XID
 }
 
 // Stop is where the replay ended.
@@ -148,6 +153,7 @@ type Replay struct {
 	watchedEndLSN xlog.LSN
 	watchPage     []byte
 	tuples        []rmgr.HeapTuple
+	watchSet      map[xlog.XID]bool // WatchXID and WatchSubxacts
 }
 
 // Run replays cfg.WAL from the backup's start to the target, in one

@@ -15,14 +15,15 @@ import (
 // before), and the backup's TOAST files; the catalogs and the files the
 // WAL makes are held by replay.Config.HoldCatalogs. Holding only these
 // spares the replay the pages of every other table (issue 27's speed
-// goal). ok is false when the end record was not found: the caller holds
-// everything and lets the replay say why.
-func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, ok bool, err error) {
+// goal). It also returns the subtransactions the commit lists, so that
+// the replay watches only those. ok is false when the end record was not
+// found: the caller holds everything and lets the replay say why.
+func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, ok bool, err error) {
 	opts := cfg.Options
 	opts.Start = cfg.Backup.StartLSN()
 	rd, err := xlog.NewReader(cfg.WAL, opts)
 	if err != nil {
-		return nil, false, nil // the replay reports it, positioned
+		return nil, nil, false, nil // the replay reports it, positioned
 	}
 	defer rd.Close()
 	dec := decode.NewDecoder(int(cfg.Backup.BlockSize()))
@@ -33,11 +34,11 @@ func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, ok bool, err erro
 		if err != nil {
 			// the end of the WAL, a gap, damage: the replay reads the same
 			// WAL and says what it is, positioned
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		d, err := dec.Decode(rec)
 		if err != nil {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		switch d.Header.Rmid {
 		case xlog.RmgrHeap, xlog.RmgrHeap2:
@@ -80,12 +81,12 @@ func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, ok bool, err erro
 			}
 			toast, err := replay.ToastFiles(cfg.Backup, xlog.Version(rd.Version()))
 			if err != nil {
-				return nil, false, err
+				return nil, nil, false, err
 			}
 			for _, f := range toast {
 				hold[f] = true
 			}
-			return hold, true, nil
+			return hold, append([]xlog.XID{}, e.Subxacts...), true, nil
 		}
 	}
 }

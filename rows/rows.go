@@ -150,12 +150,13 @@ func Changes(cfg Config) (*Result, error) {
 	rc := replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
 		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
 	if !cfg.HoldAll {
-		hold, ok, err := prescan(cfg)
+		hold, subxacts, ok, err := prescan(cfg)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			rc.Hold, rc.HoldCatalogs = func(f decode.RelFileLocator) bool { return hold[f] }, true
+			rc.WatchSubxacts = subxacts
 		}
 	}
 	r, err := replay.Run(rc)
