@@ -82,6 +82,18 @@ func rowsAction(c *cli.Command) error {
 		return err
 	}
 	defer b.Close()
+	// the settings first: a wrong flag is said before the WAL is read
+	settings, err := typeout.LoadSettings("", typeout.ConfigFiles{ReadFile: b.ReadFile, ReadDir: b.ReadDir})
+	if err != nil && !errors.Is(err, typeout.ErrSetting) {
+		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("the backup's configuration: %v", err)}
+	}
+	for _, o := range []struct{ flag, name string }{{"timezone", "TimeZone"}, {"datestyle", "DateStyle"}, {"intervalstyle", "IntervalStyle"}, {"extra-float-digits", "extra_float_digits"}} {
+		if v := c.String(o.flag); v != "" {
+			if err := settings.Set(o.name, v); err != nil {
+				return usageErr("--%s: %v", o.flag, err)
+			}
+		}
+	}
 	src, err := archive.Open(c.Args().Slice()...)
 	if err != nil {
 		return readerSetupError(err)
@@ -96,17 +108,6 @@ func rowsAction(c *cli.Command) error {
 	}
 	defer res.Close()
 
-	settings, err := typeout.LoadSettings("", typeout.ConfigFiles{ReadFile: b.ReadFile, ReadDir: b.ReadDir})
-	if err != nil && !errors.Is(err, typeout.ErrSetting) {
-		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("the backup's configuration: %v", err)}
-	}
-	for _, o := range []struct{ flag, name string }{{"timezone", "TimeZone"}, {"datestyle", "DateStyle"}, {"intervalstyle", "IntervalStyle"}, {"extra-float-digits", "extra_float_digits"}} {
-		if v := c.String(o.flag); v != "" {
-			if err := settings.Set(o.name, v); err != nil {
-				return usageErr("--%s: %v", o.flag, err)
-			}
-		}
-	}
 	major := b.MajorVersion()
 	unknownAsBytea := c.Bool("unknown-as-bytea")
 	textOf := func(st typeout.Settings, types typeout.Types) table.ValueText {
