@@ -39,12 +39,13 @@ var versionConfigs = []versionConfig{
 
 // TestVersions: on real servers of PostgreSQL 10 to 18 (15 with
 // wal_level = logical and 18 by default, every installed one with
-// WALSCOPE_ROWS_VERSIONS=all), a workload of six transactions, each with
+// WALSCOPE_ROWS_VERSIONS=all), a workload of seven transactions, each with
 // a released and a rolled-back savepoint while a second session commits
 // between its statements (DELETE with TOASTed values, UPDATE of every row
 // and of the key, INSERTs, DELETE then TRUNCATE then INSERT, UPDATE then
 // DROP TABLE; UPDATE, DELETE and INSERT in a prepared transaction committed
-// by COMMIT PREPARED) after an online base backup (the low-level API): for each,
+// by COMMIT PREPARED; a CREATE TABLE, named as skipped, beside an INSERT)
+// after an online base backup (the low-level API): for each,
 // Changes applied to the server's own row_to_json of the tables just
 // before BEGIN (each old row present when its change comes) gives exactly
 // its rows just after COMMIT, and as many changes per table and operation
@@ -74,6 +75,8 @@ type versionIncident struct {
 	ops    map[string]map[string]int
 	before map[string][]string
 	after  map[string][]string
+	// skipped: a table the transaction created, named in Result.Skipped
+	skipped string
 }
 
 func runVersion(t *testing.T, cfg versionConfig) {
@@ -167,6 +170,10 @@ CHECKPOINT;`)
 	run("prepared", []string{"stock", "notes"}, map[string]map[string]int{"stock": {"update": count("SELECT count(*) FROM stock WHERE id <= 10"), "delete": 1}, "notes": {"insert": 1}},
 		"UPDATE stock SET price = price * 2 WHERE id <= 10", "SAVEPOINT p", "DELETE FROM stock WHERE id = 11", "RELEASE p",
 		"SAVEPOINT q", "DELETE FROM stock", "ROLLBACK TO q", "INSERT INTO notes VALUES (42, 'two-phase')")
+	prepared = false
+	run("create", []string{"notes"}, map[string]map[string]int{"notes": {"insert": 1}},
+		"CREATE TABLE fresh (id int, v text)", "INSERT INTO fresh SELECT g, 'f' FROM generate_series(1, 10) g", "INSERT INTO notes VALUES (43, 'beside a new table')")
+	incidents[len(incidents)-1].skipped = "fresh"
 	switchWAL := "SELECT pg_switch_wal()"
 	if cfg.major < 10 {
 		switchWAL = "SELECT pg_switch_xlog()"
@@ -229,6 +236,11 @@ CHECKPOINT;`)
 				st[tab][string(n)]++
 			}
 			changes++
+		}
+		if in.skipped != "" && (len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "table "+in.skipped+" ")) {
+			t.Errorf("%s: skipped %q, want the table %s the transaction created", in.name, res.Skipped, in.skipped)
+		} else if in.skipped == "" && len(res.Skipped) > 0 {
+			t.Errorf("%s: skipped %q", in.name, res.Skipped)
 		}
 		res.Close()
 		for _, tab := range in.tables {

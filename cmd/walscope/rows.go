@@ -198,6 +198,11 @@ func rowsAction(c *cli.Command) error {
 		}
 		return replayError(err)
 	}
+	if outFormat != "sql" { // the script says them in comments
+		for _, s := range res.Skipped {
+			fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: %s\n", s)
+		}
+	}
 	if len(bad) > 0 {
 		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", len(bad), strings.Join(bad, "; "))}
 	}
