@@ -13,6 +13,8 @@
 # minutes, so the days are simulated by cutting the real WAL, not by its
 # commit times (all rows land in one day=... partition).
 #
+# DAY_SEGMENTS=K makes a day K segments (default 1); DAYS="1 5 10" the days
+# measured (default 1 10 30; the archive must hold K * the last of them).
 # For N in 1, 10 and 30: a dataset holding days 1 to N-1 (built night by
 # night, not timed), then RUNS times (default 3) each of
 #   append: export --append DATASET ARCHIVE-of-days-1..N (day N added)
@@ -32,24 +34,30 @@ ws="$B/walscope"
 cd "$B"
 mapfile -t segs < <(ls archive | grep -E '^[0-9A-F]{24}$' | sort)
 n=${#segs[@]}
-first=$((n - 31)) # days 1..31: the last 31 segments; day 1 also holds those before
-[ "$first" -ge 1 ] || { echo "only $n segments: need 32" >&2; exit 1; }
-echo "archive: $n segments of 16 MB, $(du -smL archive | cut -f1) MB; $(nproc) cores; $runs runs each"
+ds=${DAY_SEGMENTS:-1}          # segments per day
+list=${DAYS:-1 10 30}          # the days measured
+maxN=${list##* }
+first=$((n - ds * maxN)) # days 1..maxN: the last segments; day 1 also holds those before
+[ "$first" -ge 1 ] || { echo "only $n segments: need $((ds * maxN + 1))" >&2; exit 1; }
+echo "archive: $n segments of 16 MB, $(du -smL archive | cut -f1) MB; $(nproc) cores; $runs runs each; $ds segment(s) a day"
 # days K: an archive directory holding the segments of days 1..K (links).
 days() {
   local k=$1 d="days-$1" i
   rm -rf "$d"; mkdir "$d"
-  for ((i = 0; i < first + k; i++)); do ln -s "$B/archive/${segs[$i]}" "$d/${segs[$i]}"; done
+  for ((i = 0; i < first + ds * k; i++)); do ln -s "$B/archive/${segs[$i]}" "$d/${segs[$i]}"; done
   echo "$d"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 secs() { /usr/bin/time -f %e -o t.txt "$@" >/dev/null 2>&1; cat t.txt; }
 export WALSCOPE_NOSYNC=${WALSCOPE_NOSYNC:-0}
-for N in 1 10 30; do
+for N in $list; do
   rm -rf ds
   for ((k = 1; k < N; k++)); do "$ws" export --append ds -q "$(days "$k")" >/dev/null 2>&1; done
   all=$(days "$N")
-  rm -rf alone-in; mkdir alone-in; ln -s "$B/archive/${segs[$((first + N - 1))]}" alone-in/
+  # day N's own segments (day 1's: the initial load's too)
+  rm -rf alone-in; mkdir alone-in
+  lo=$((first + ds * (N - 1))); [ "$N" -gt 1 ] || lo=0
+  for ((i = lo; i < first + ds * N; i++)); do ln -s "$B/archive/${segs[$i]}" alone-in/; done
   : >a.txt; : >b.txt
   for r in $(seq "$runs"); do
     rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
