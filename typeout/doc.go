@@ -41,8 +41,7 @@
 // Where the output differs between versions, Major selects the version's:
 // "char" with the high bit set prints as \ooo from 15; floats print their
 // shortest exact text (extra_float_digits > 0) from 12 and as printf %g
-// before (and the geometric types' NaN and infinities as glibc spells
-// them); intervals of -2147483648 days print as the pre-15 int fields did.
+// before; intervals of -2147483648 days print as the pre-15 int fields did.
 // Values only later versions store (numeric ±Infinity from 14, interval
 // ±infinity from 17, multiranges from 14) print whatever Major says.
 //

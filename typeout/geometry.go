@@ -26,23 +26,10 @@ const (
 )
 
 // appendGeoFloat is single_encode (geo_ops.c): float8out_internal from
-// PostgreSQL 12; before, sprintf("%.*g") with DBL_DIG +
-// extra_float_digits digits, whose NaN and infinities glibc spells nan,
-// -nan, inf and -inf.
+// PostgreSQL 12 (NaN and the infinities by name); before, "%.*g" with
+// DBL_DIG + extra_float_digits digits (PostgreSQL 10 and 11 print NaN and
+// Infinity too: checked on both).
 func (f *Formatter) appendGeoFloat(dst []byte, v float64) []byte {
-	if f.major() < 12 {
-		switch {
-		case math.IsNaN(v):
-			if math.Signbit(v) {
-				return append(dst, "-nan"...)
-			}
-			return append(dst, "nan"...)
-		case math.IsInf(v, 1):
-			return append(dst, "inf"...)
-		case math.IsInf(v, -1):
-			return append(dst, "-inf"...)
-		}
-	}
 	return appendFloat(dst, v, 64, 15, f.Settings.ExtraFloatDigits, f.major() >= 12)
 }
 
