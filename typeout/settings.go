@@ -219,28 +219,35 @@ const maxConfDepth = 10
 // is read, with the Settings complete (see Set).
 func LoadSettings(dataDir string, files ConfigFiles) (Settings, error) {
 	s := DefaultSettings()
+	err := s.Load(dataDir, files)
+	return s, err
+}
+
+// Load is LoadSettings starting from s: a TZDir set beforehand is the one
+// TimeZone is checked against.
+func (s *Settings) Load(dataDir string, files ConfigFiles) error {
 	var deferred error
 	l := &confLoader{files: files, set: func(name, value, where string) error {
 		err := s.Set(name, value)
-		if err != nil && strings.EqualFold(name, "lc_monetary") {
-			deferred = fmt.Errorf("%s: %w", where, err)
+		if strings.EqualFold(name, "lc_monetary") {
+			deferred = nil // a later lc_monetary replaces an earlier one
+			if err != nil {
+				deferred = fmt.Errorf("%s: %w", where, err)
+			}
 			return nil
 		}
-		if err != nil && !strings.EqualFold(name, "lc_monetary") {
+		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
-		}
-		if strings.EqualFold(name, "lc_monetary") {
-			deferred = nil
 		}
 		return nil
 	}}
 	if err := l.file(filepath.Join(dataDir, "postgresql.conf"), false, 0); err != nil {
-		return s, err
+		return err
 	}
 	if err := l.file(filepath.Join(dataDir, "postgresql.auto.conf"), true, 0); err != nil {
-		return s, err
+		return err
 	}
-	return s, deferred
+	return deferred
 }
 
 // ParseConf applies one configuration file's text (path names it in
