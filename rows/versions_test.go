@@ -49,7 +49,9 @@ var versionConfigs = []versionConfig{
 // Changes applied to the server's own row_to_json of the tables just
 // before BEGIN (each old row present when its change comes) gives exactly
 // its rows just after COMMIT, and as many changes per table and operation
-// as its statements made.
+// as its statements made; then the undo scripts (Format.WriteUndo with the
+// command's settings), run on the same server from the last transaction to
+// the first, bring each transaction's tables back to its rows before it.
 func TestVersions(t *testing.T) {
 	pgtest.Need(t, 15)
 	for _, cfg := range versionConfigs {
@@ -191,7 +193,8 @@ CHECKPOINT;`)
 		t.Fatal(err)
 	}
 	changes := 0
-	for _, in := range incidents {
+	scripts := make([]string, len(incidents))
+	for k, in := range incidents {
 		res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(in.xid)})
 		if err != nil {
 			t.Fatalf("%s (xid %d): %v", in.name, in.xid, err)
@@ -237,6 +240,13 @@ CHECKPOINT;`)
 			}
 			changes++
 		}
+		if len(res.Relations) > 0 {
+			var sb strings.Builder
+			if err := undoFormat(res.Relations[0], b.MajorVersion()).WriteUndo(&sb, res); err != nil {
+				t.Fatalf("%s: undo: %v", in.name, err)
+			}
+			scripts[k] = sb.String()
+		}
 		if in.skipped != "" && (len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "table "+in.skipped+" ")) {
 			t.Errorf("%s: skipped %q, want the table %s the transaction created", in.name, res.Skipped, in.skipped)
 		} else if in.skipped == "" && len(res.Skipped) > 0 {
@@ -266,7 +276,31 @@ CHECKPOINT;`)
 	if changes == 0 {
 		t.Fatal("nothing compared")
 	}
-	t.Logf("PostgreSQL %d (%s): %d changes of %d transactions agree with the server's rows", cfg.major, strings.ReplaceAll(strings.TrimSpace(cfg.conf), "\n", ", "), changes, len(incidents))
+	// The undo scripts, run on the primary from the last transaction to the
+	// first, bring each transaction's tables back to their rows before it.
+	p.Start(t)
+	undone := 0
+	for k := len(incidents) - 1; k >= 0; k-- {
+		in := incidents[k]
+		path := filepath.Join(work, in.name+".sql")
+		if err := os.WriteFile(path, []byte(scripts[k]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pgtest.ChownPG(t, path)
+		if out, err := pgtest.AsPostgres(p.PsqlLine("postgres") + " -f " + pgtest.Shq(path)).CombinedOutput(); err != nil {
+			t.Fatalf("%s: undo script: %v\n%s", in.name, err, out)
+		}
+		now := snap(in.tables)
+		for _, tab := range in.tables {
+			if !sameRows(now[tab], in.before[tab]) {
+				t.Errorf("%s: %s after the undo script: %d rows, %d before the transaction, or they differ", in.name, tab, len(now[tab]), len(in.before[tab]))
+				continue
+			}
+			undone++
+		}
+	}
+	p.Stop("fast")
+	t.Logf("PostgreSQL %d (%s): %d changes of %d transactions agree with the server's rows; %d tables back to their rows by the undo scripts", cfg.major, strings.ReplaceAll(strings.TrimSpace(cfg.conf), "\n", ", "), changes, len(incidents), undone)
 }
 
 // serverFormat prints values as a server with initdb's settings does.
@@ -274,4 +308,32 @@ func serverFormat(rel *rows.Relation, major int) *rows.Format {
 	st := typeout.DefaultSettings()
 	f := &typeout.Formatter{Settings: st, Types: rel.Catalog, Major: major}
 	return &rows.Format{Text: f.Append, ISOText: f.Append}
+}
+
+// undoFormat writes literals as walscope rows --format sql does.
+func undoFormat(rel *rows.Relation, major int) *rows.Format {
+	st := typeout.DefaultSettings()
+	st.Set("DateStyle", "ISO, MDY")
+	st.Set("IntervalStyle", "postgres")
+	st.Set("extra_float_digits", "1")
+	f := &typeout.Formatter{Settings: st, Types: rel.Catalog, Major: major}
+	return &rows.Format{Text: f.Append, Literal: typeout.AppendLiteral,
+		Settings: "SET LOCAL DateStyle = 'ISO, MDY';\nSET LOCAL IntervalStyle = 'postgres';\nSET LOCAL extra_float_digits = 1;\n"}
+}
+
+// sameRows compares two lists of rows as multisets.
+func sameRows(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	n := map[string]int{}
+	for _, r := range a {
+		n[r]++
+	}
+	for _, r := range b {
+		if n[r]--; n[r] < 0 {
+			return false
+		}
+	}
+	return true
 }
