@@ -78,7 +78,8 @@ func batchOf(t *testing.T, b []byte) *export.Batch {
 // store (S3: versitygw), from the same nights as a local one: the objects
 // are the local files byte for byte (the manifests alike but for their
 // commit time); a re-run is a no-op; a batch directory no manifest lists (a
-// killed run's upload) is replaced by the next night's.
+// killed run's upload) is replaced by the next night's. The third night's
+// WAL is read from the store itself.
 func TestAppendToStore(t *testing.T) {
 	ns := tlNights(t)
 	local := filepath.Join(t.TempDir(), "ds")
@@ -101,6 +102,11 @@ func TestAppendToStore(t *testing.T) {
 					os.MkdirAll(p, 0o755)
 					os.WriteFile(filepath.Join(p, "part-0000000000000000.parquet"), []byte("partial"), 0o644)
 					upload(t, s, junk, "lake/wal")
+				}
+				if i == 2 {
+					// The third night read in place from the store too
+					// (checksums through ranged reads).
+					n = upload(t, s, n, "archive/night3")
 				}
 				if r := run(t, s.Env, "export", "--append", out, n); r.code != 0 {
 					t.Fatalf("append %s: exit %d: %s", n, r.code, r.stderr)
