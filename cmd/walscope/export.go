@@ -90,6 +90,11 @@ func exportAction(c *cli.Command) error {
 	if appendTo != "" {
 		return appendAction(c, cfg, appendTo)
 	}
+	for _, f := range []string{"verify-exported", "file-rows"} {
+		if c.IsSet(f) {
+			return usageErr("--%s applies to --append only", f)
+		}
+	}
 
 	// The live heap is mostly row groups being built (about 13 MB each, a
 	// few per worker), long-lived: the default GC headroom of 100% of it

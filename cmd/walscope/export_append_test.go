@@ -610,6 +610,10 @@ func TestAppendLegacyDataset(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "cannot be combined with --label") {
 		t.Errorf("--label: exit %d, %q", code, stderr)
 	}
+	_, stderr, code = walscope(t, "", "export", "--out", t.TempDir(), "--file-rows", "10", archive)
+	if code != exitUsage || !strings.Contains(stderr, "--file-rows applies to --append only") {
+		t.Errorf("--file-rows without --append: exit %d, %q", code, stderr)
+	}
 }
 
 // TestAppendFileRows: --file-rows splits a batch's files at that many rows
