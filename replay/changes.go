@@ -216,6 +216,30 @@ func (r *Replay) watchAfter(pend []pendingChange) {
 	}
 }
 
+// watchTruncate follows a Storage TRUNCATE of the watched transaction: a
+// file it made itself (TRUNCATE twice, or of a table it created, cuts the
+// file in place: heap_truncate_one_rel) loses the rows it had written
+// beyond the new end; they are no change.
+func (r *Replay) watchTruncate(d *decode.Record) {
+	if !r.watching(d.Header.XID) {
+		return
+	}
+	rel, blocks, ok := rmgr.SmgrTruncate(d)
+	if !ok {
+		return
+	}
+	for xid, list := range r.pending {
+		kept := list[:0]
+		for _, c := range list {
+			gone := c.Rel == rel && (c.Op == ChangeInsert || c.Op == ChangeUpdate) && c.NewBlock >= blocks
+			if !gone {
+				kept = append(kept, c)
+			}
+		}
+		r.pending[xid] = kept
+	}
+}
+
 // forgetInsert drops a speculative insertion taken back (super-delete).
 func (r *Replay) forgetInsert(xid xlog.XID, rel decode.RelFileLocator, blk uint32, off uint16) {
 	list := r.pending[xid]

@@ -287,6 +287,9 @@ func (r *Replay) run() error {
 		if pend != nil {
 			r.watchAfter(pend)
 		}
+		if cfg.WatchXID != 0 && d.Header.Rmid == xlog.RmgrStorage {
+			r.watchTruncate(d)
+		}
 		r.xacts.Add(d)
 		r.stop.Records++
 		last = d.LSN

@@ -39,12 +39,13 @@ var versionConfigs = []versionConfig{
 
 // TestVersions: on real servers of PostgreSQL 10 to 18 (15 with
 // wal_level = logical and 18 by default, every installed one with
-// WALSCOPE_ROWS_VERSIONS=all), a workload of seven transactions, each with
+// WALSCOPE_ROWS_VERSIONS=all), a workload of eight transactions, each with
 // a released and a rolled-back savepoint while a second session commits
 // between its statements (DELETE with TOASTed values, UPDATE of every row
 // and of the key, INSERTs, DELETE then TRUNCATE then INSERT, UPDATE then
 // DROP TABLE; UPDATE, DELETE and INSERT in a prepared transaction committed
-// by COMMIT PREPARED; a CREATE TABLE, named as skipped, beside an INSERT)
+// by COMMIT PREPARED; a CREATE TABLE, named as skipped, beside an INSERT;
+// TRUNCATE, INSERT, TRUNCATE again (in place), INSERT)
 // after an online base backup (the low-level API): for each,
 // Changes applied to the server's own row_to_json of the tables just
 // before BEGIN (each old row present when its change comes) gives exactly
@@ -176,6 +177,10 @@ CHECKPOINT;`)
 	run("create", []string{"notes"}, map[string]map[string]int{"notes": {"insert": 1}},
 		"CREATE TABLE fresh (id int, v text)", "INSERT INTO fresh SELECT g, 'f' FROM generate_series(1, 10) g", "INSERT INTO notes VALUES (43, 'beside a new table')")
 	incidents[len(incidents)-1].skipped = "fresh"
+	// the second TRUNCATE cuts the file the first made, in place (a Storage
+	// TRUNCATE): the row inserted between them is no change
+	run("retruncate", []string{"hist"}, map[string]map[string]int{"hist": {"truncate": count("SELECT count(*) FROM hist"), "insert": 1}},
+		"TRUNCATE hist", "INSERT INTO hist VALUES (2, 'between')", "TRUNCATE hist", "INSERT INTO hist VALUES (3, 'last')")
 	switchWAL := "SELECT pg_switch_wal()"
 	if cfg.major < 10 {
 		switchWAL = "SELECT pg_switch_xlog()"
