@@ -344,7 +344,8 @@ func (r *Replay) WatchedEnd() (rmgr.XactEndInfo, xlog.LSN, bool) {
 // changes of its heap records and of its subtransactions' that committed
 // with it (its commit record's list); the changes of subtransactions that
 // were rolled back are not changes. Without the transaction's commit read,
-// none.
+// none. The changes are handed over: the replay keeps them no longer, and a
+// second call returns none.
 func (r *Replay) Changes() []*Change {
 	e, _, ok := r.WatchedEnd()
 	if !ok || !e.Commit {
@@ -356,6 +357,7 @@ func (r *Replay) Changes() []*Change {
 		out = append(out, r.pending[s]...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	r.pending = nil
 	return out
 }
 
