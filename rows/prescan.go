@@ -1,6 +1,9 @@
 package rows
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rmgr"
@@ -64,6 +67,9 @@ func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.X
 				continue
 			}
 			if e.XID != x {
+				if e.Commit && slices.Contains(e.Subxacts, x) {
+					return nil, nil, false, fmt.Errorf("transaction %d is a subtransaction of %d, which committed at %s: %w (give --xid %d)", x, e.XID, d.LSN, ErrSubtransaction, e.XID)
+				}
 				delete(files, e.XID)
 				for _, s := range e.Subxacts {
 					delete(files, s)

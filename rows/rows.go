@@ -50,6 +50,9 @@ var (
 	// ErrNoEnd: the WAL read has no commit or abort record of the
 	// transaction.
 	ErrNoEnd = errors.New("transaction has no commit or abort record in the WAL read")
+	// ErrSubtransaction: the xid is a subtransaction's; its rows are its
+	// top-level transaction's, asked for by that one's xid.
+	ErrSubtransaction = errors.New("xid of a subtransaction")
 )
 
 // Config is what Changes reads.

@@ -24,7 +24,7 @@ func rowsCommand() *cli.Command {
 		Usage:     "the rows one transaction inserted, updated or deleted (and those of a TRUNCATE or DROP TABLE), from a base backup and the WAL, and the SQL that undoes it",
 		ArgsUsage: "WAL...",
 		Description: "Exit status: 0 done; 1 damaged input, or changes that could not be decoded (the others are written, the output marked incomplete); " +
-			"2 usage or unreadable input; 3 the transaction's end is not in the WAL read, or it was rolled back; 4 no such relation (or an ambiguous name); " +
+			"2 usage or unreadable input; 3 the transaction's end is not in the WAL read, it was rolled back, or the xid is a subtransaction's; 4 no such relation (or an ambiguous name); " +
 			"5 backup and WAL of different systems; 6 a column of a type walscope cannot render (see --unknown-as-bytea).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "backup", Usage: "the base backup at `PATH` (data directory, pg_basebackup -Fp or -Ft, a pgBackRest backup, a Barman backup; several for a PostgreSQL 17 incremental chain, oldest first)"},
@@ -100,7 +100,7 @@ func rowsAction(c *cli.Command) error {
 	}
 	res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: src, Options: xlog.Options{FollowHistory: true},
 		XID: xlog.XID(x), Relation: c.String("relation"), Database: db, MemoryBytes: mem, TempDir: os.TempDir()})
-	if errors.Is(err, rows.ErrNoEnd) || errors.Is(err, rows.ErrNotCommitted) {
+	if errors.Is(err, rows.ErrNoEnd) || errors.Is(err, rows.ErrNotCommitted) || errors.Is(err, rows.ErrSubtransaction) {
 		return &exitError{code: exitUnreachable, noHint: true, msg: err.Error()}
 	}
 	if err != nil {

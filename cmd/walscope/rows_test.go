@@ -156,7 +156,9 @@ func TestRowsAgainstServer(t *testing.T) {
 // (DROP: every row as of just before, the primary's COPY before the
 // incident with the transaction's own UPDATE applied); a table the
 // transaction did not change gives nothing; a transaction of several
-// tables needs --relation; an xid with no end record is exit 3.
+// tables needs --relation; an xid with no end record, a rolled-back
+// subtransaction's and a committed subtransaction's (naming its parent)
+// are exit 3.
 func TestRowsCopyAndErrors(t *testing.T) {
 	base, archive, expected, facts := rowsFixture(t, t.TempDir())
 	drop := facts[4]
@@ -188,6 +190,15 @@ func TestRowsCopyAndErrors(t *testing.T) {
 	}
 	if _, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", "999999", archive); code != 3 {
 		t.Errorf("an xid that never ended: exit %d, %s", code, stderr)
+	}
+	// the delete incident's subtransactions: the released savepoint's
+	// (committed with it) and the rolled-back one's, the next xids
+	x := facts[0].XID
+	if _, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", fmt.Sprint(x+1), archive); code != 3 || !strings.Contains(stderr, fmt.Sprintf("give --xid %d", x)) {
+		t.Errorf("a committed subtransaction's xid: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", fmt.Sprint(x+2), archive); code != 3 || !strings.Contains(stderr, "did not commit") {
+		t.Errorf("a rolled-back subtransaction's xid: exit %d, %s", code, stderr)
 	}
 	if out, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", fmt.Sprint(facts[0].XID), "--relation", "stock", archive); code != 0 || out != "" {
 		t.Errorf("--relation of a table it did not change: exit %d, %q %s", code, out, stderr)
