@@ -1,6 +1,7 @@
 package names
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -26,6 +27,9 @@ func TestXLOGPassWithNames(t *testing.T) {
 	moved, inPlace := 0, 0
 	for _, p := range sets {
 		name := filepath.Base(filepath.Dir(p))
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "ref.tar.zst")); err != nil {
+			continue // not a set (fixtures/rows: a backup and its archive)
+		}
 		t.Run(name, func(t *testing.T) {
 			dir, ok := waltest.FixtureSet(t, name)
 			if !ok {
