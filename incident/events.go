@@ -943,9 +943,6 @@ func (e *Events) Finish() []Event {
 // the file it replaced, as the events found them (settled commits).
 func (e *Events) Renamed() map[decode.RelFileLocator]decode.RelFileLocator { return e.renamed }
 
-// EventName names an event's relation through n: the name of its file or,
-// for a file that replaced another, of the file replaced (and so on back),
-// as the catalog may predate the rewrite; "" if n does not know it.
 // NameSchemas rewrites a drop_schema event's detail with the names of the
 // schemas whose pg_namespace rows it deleted, where w saw them.
 func NameSchemas(w *names.WALNames, ev *Event) {
@@ -964,6 +961,9 @@ func NameSchemas(w *names.WALNames, ev *Event) {
 	ev.Detail = fmt.Sprintf("schema %s dropped (%d row(s) deleted from pg_namespace, named from the WAL)", strings.Join(names, ", "), ev.Rows)
 }
 
+// EventName names an event's relation through n: the name of its file or,
+// for a file that replaced another, of the file replaced (and so on back),
+// as the catalog may predate the rewrite; "" if n does not know it.
 func (e *Events) EventName(n names.RelNamer, ev *Event) string {
 	if n == nil || !ev.HasRel || ev.Rel.RelNumber == 0 {
 		return ""
