@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -106,7 +102,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	segSize := r.SegmentSize()
 	r.Close()
 	var start xlog.LSN
-	hashes := &segHashes{src: src, m: map[string]*segHash{}}
+	hashes := archive.NewSegmentChecksums(src)
 	if last != nil {
 		start, _ = xlog.ParseLSN(last.End)
 		if changed := checkExported(hashes, m, last, segSize, c.Bool("verify-exported")); len(changed) > 0 {
@@ -134,7 +130,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	}
 	// The checksums of the segments the batch will read, computed while
 	// it reads them.
-	hashes.prefetch(uint64(start)/uint64(segSize), segSize)
+	hashes.Prefetch(uint64(start)/uint64(segSize), segSize)
 	err = exportFirstPass(c, in, r, &cfg)
 	r.Close()
 	if err != nil {
@@ -282,8 +278,8 @@ func carryOver(cfg *export.Config, last *export.Batch) error {
 // the manifest recorded of them: every one whose plain file's size differs,
 // and the SHA-256 of the segment the last batch ended in (the next batch
 // reads it again), or of every one with all.
-func checkExported(hashes *segHashes, m *export.Manifest, last *export.Batch, segSize uint32, all bool) []string {
-	src := hashes.src
+func checkExported(hashes *archive.SegmentChecksums, m *export.Manifest, last *export.Batch, segSize uint32, all bool) []string {
+	src := hashes.Source()
 	end, _ := xlog.ParseLSN(last.End)
 	boundary := xlog.NewSegmentName(xlog.TimeLineID(last.EndTimeline), uint64(end)/uint64(segSize), segSize).String()
 	var changed []string
@@ -308,7 +304,7 @@ func checkExported(hashes *segHashes, m *export.Manifest, last *export.Batch, se
 		if !all && name != boundary {
 			continue
 		}
-		size, sum, err := hashes.get(f)
+		size, sum, err := hashes.Get(f)
 		switch {
 		case err != nil:
 			changed = append(changed, fmt.Sprintf("%s: %v", f.Path, err))
@@ -417,9 +413,9 @@ func segmentFileName(f xlog.SegmentFile) string {
 
 // batchSegments lists, with their checksums, the segment files holding the
 // timelines' ranges read (a whole segment preferred to a .partial one).
-func batchSegments(hashes *segHashes, tls []export.TimelineRange, segSize uint32) ([]export.SegmentEntry, error) {
+func batchSegments(hashes *archive.SegmentChecksums, tls []export.TimelineRange, segSize uint32) ([]export.SegmentEntry, error) {
 	files := map[string]xlog.SegmentFile{}
-	for _, f := range hashes.src.Segments() {
+	for _, f := range hashes.Source().Segments() {
 		k := f.Name.String()
 		if old, ok := files[k]; !ok || old.Partial && !f.Partial {
 			files[k] = f
@@ -440,7 +436,7 @@ func batchSegments(hashes *segHashes, tls []export.TimelineRange, segSize uint32
 				continue // (a timeline's first segment may be the old one's, read under its name)
 			}
 			seen[name] = true
-			size, sum, err := hashes.get(f)
+			size, sum, err := hashes.Get(f)
 			if err != nil {
 				return nil, err
 			}
@@ -449,67 +445,6 @@ func batchSegments(hashes *segHashes, tls []export.TimelineRange, segSize uint32
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// segHashes computes each segment file's checksum once (the segment the
-// last batch ended in is checked, then listed by the new batch), in the
-// background while the batch is read (the checksums were a third of the
-// time of a one-segment night's append: 16 MB of SHA-256 is about 40 ms).
-type segHashes struct {
-	src *archive.Source
-	mu  sync.Mutex
-	m   map[string]*segHash
-}
-
-type segHash struct {
-	once sync.Once
-	size int64
-	sum  string
-	err  error
-}
-
-func (h *segHashes) get(f xlog.SegmentFile) (int64, string, error) {
-	h.mu.Lock()
-	e := h.m[f.Path]
-	if e == nil {
-		e = &segHash{}
-		h.m[f.Path] = e
-	}
-	h.mu.Unlock()
-	e.once.Do(func() { e.size, e.sum, e.err = segmentSHA256(h.src, f) })
-	return e.size, e.sum, e.err
-}
-
-// prefetch starts computing the checksums of the segments from segno on.
-func (h *segHashes) prefetch(segno uint64, segSize uint32) {
-	var files []xlog.SegmentFile
-	for _, f := range h.src.Segments() {
-		if f.Name.SegNo(segSize) >= segno {
-			files = append(files, f)
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name.SegNo(segSize) < files[j].Name.SegNo(segSize) })
-	go func() {
-		for _, f := range files {
-			h.get(f)
-		}
-	}()
-}
-
-// segmentSHA256 returns the size and SHA-256 of a segment's content
-// (decompressed), as `walscope ls --format json` reports them.
-func segmentSHA256(src *archive.Source, f xlog.SegmentFile) (int64, string, error) {
-	fh, err := src.Open(f)
-	if err != nil {
-		return 0, "", err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, io.NewSectionReader(fh, 0, 1<<40))
-	if err != nil {
-		return 0, "", fmt.Errorf("%s: %w", f.Path, err)
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // legacyTable returns a table directory of a dataset written without a
