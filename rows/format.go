@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/walscope/walscope/table"
+	"github.com/walscope/walscope/typeout"
 )
 
 // Format turns the changes' values into text. The caller gives the
@@ -47,7 +48,7 @@ func (f *Format) AppendRowJSON(dst []byte, rel *Relation, row *Row) ([]byte, err
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = table.AppendJSONString(dst, []byte(col.Attribute.Name))
+		dst = typeout.AppendJSONString(dst, []byte(col.Attribute.Name))
 		dst = append(dst, ':')
 		if row.Nulls[i] {
 			dst = append(dst, "null"...)
@@ -70,7 +71,7 @@ func (f *Format) columnError(rel *Relation, row *Row, i int, err error) error {
 // prints the rows (null where there is none).
 func (f *Format) AppendJSON(dst []byte, c *Change) ([]byte, error) {
 	dst = fmt.Appendf(dst, `{"lsn":"%s","xid":%d,"relation":`, c.LSN, c.XID)
-	dst = table.AppendJSONString(dst, []byte(c.Rel.Name()))
+	dst = typeout.AppendJSONString(dst, []byte(c.Rel.Name()))
 	dst = fmt.Appendf(dst, `,"op":"%s","old":`, c.Op)
 	var err error
 	if dst, err = f.AppendRowJSON(dst, c.Rel, c.Old); err != nil {

@@ -7,40 +7,11 @@ import (
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/tuple"
+	"github.com/walscope/walscope/typeout"
 )
 
 // JSON Lines as row_to_json writes the values (COPY's text, CSV and SQL
 // literals are package typeout's).
-
-// AppendJSONString appends s as escape_json (json.c) quotes it.
-func AppendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch c {
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		default:
-			if c < 0x20 {
-				dst = fmt.Appendf(dst, "\\u%04x", c)
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return append(dst, '"')
-}
 
 // ValueText prints one stored datum of a type as its output function does.
 type ValueText func(dst []byte, typeOID uint32, datum []byte) ([]byte, error)
@@ -113,7 +84,7 @@ func AppendJSONValue(dst []byte, c *catalog.Catalog, typid uint32, datum []byte,
 		if s, err = isoText(nil, typid, datum); err != nil {
 			return dst, err
 		}
-		return AppendJSONString(dst, isoDateTime(s, cat)), nil
+		return typeout.AppendJSONString(dst, isoDateTime(s, cat)), nil
 	}
 	start := len(dst)
 	if dst, err = text(dst, typid, datum); err != nil {
@@ -131,11 +102,11 @@ func AppendJSONValue(dst []byte, c *catalog.Catalog, typid uint32, datum []byte,
 		if _, err := strconv.ParseFloat(string(s), 64); err == nil && !strings.ContainsAny(string(s), "nNiI") {
 			return append(dst, s...), nil
 		}
-		return AppendJSONString(dst, s), nil
+		return typeout.AppendJSONString(dst, s), nil
 	case jsonJSON:
 		return append(dst, s...), nil
 	}
-	return AppendJSONString(dst, s), nil
+	return typeout.AppendJSONString(dst, s), nil
 }
 
 var errUnsupportedJSON = fmt.Errorf("not supported")

@@ -70,7 +70,7 @@ func appendJSONBContainer(dst, c []byte, root bool, depth int) ([]byte, error) {
 		}
 		switch je & jeTypeMask {
 		case jeString:
-			return appendJSONString(dst, data[off:off+length]), nil
+			return AppendJSONString(dst, data[off:off+length]), nil
 		case jeNull:
 			return append(dst, "null"...), nil
 		case jeTrue:
@@ -174,8 +174,9 @@ func varlenaPayload(v []byte) ([]byte, error) {
 	return v[4:n], nil
 }
 
-// appendJSONString is escape_json (json.c).
-func appendJSONString(dst, s []byte) []byte {
+// AppendJSONString appends s as a JSON string, as escape_json (json.c)
+// quotes it.
+func AppendJSONString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	for _, c := range s {
 		switch c {

@@ -154,7 +154,7 @@ func tableAction(c *cli.Command) error {
 					}
 				}
 				if outFormat == "jsonl" {
-					line = table.AppendJSONString(line, []byte(col.Attribute.Name))
+					line = typeout.AppendJSONString(line, []byte(col.Attribute.Name))
 					line = append(line, ':')
 				}
 				if row.Nulls[ci] {
