@@ -2,15 +2,11 @@ package replay
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
-	"io/fs"
 	"sort"
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/rmgr"
-	"github.com/walscope/walscope/tuple"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -368,84 +364,18 @@ func (r *Replay) Changes() []*Change {
 // it changed may point to a TOAST value it did not touch. TOAST files made
 // since the backup are held anyway (the WAL makes them).
 func ToastFiles(b Backup, v xlog.Version) ([]decode.RelFileLocator, error) {
-	readMap := func(name string) (*catalog.RelMap, error) {
-		raw, err := b.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		return catalog.ParseRelMap(raw)
-	}
-	shared, err := readMap("global/pg_filenode.map")
-	if err != nil {
-		return nil, fmt.Errorf("global/pg_filenode.map: %w", err)
-	}
-	dec := catalog.NewDecoder(v)
-	page := make([]byte, b.BlockSize())
-	var items []tuple.Item
-	scan := func(loc decode.RelFileLocator, each func(tup []byte)) error {
-		n, err := b.NBlocks(loc, decode.ForkMain)
-		if err != nil {
-			return err
-		}
-		for blk := uint32(0); blk < n; blk++ {
-			if err := b.ReadBlock(loc, decode.ForkMain, blk, page); err != nil {
-				return err
-			}
-			if items, err = tuple.PageItems(items[:0], page); err != nil {
-				continue // a torn page of the backup: the WAL's image replaces it
-			}
-			for _, it := range items {
-				each(it.Tuple)
-			}
-		}
-		return nil
-	}
-	dbFile, ok := shared.FileNode(databaseRelationID)
-	if !ok {
-		return nil, fmt.Errorf("the shared relation map has no pg_database")
-	}
-	var dbs []catalog.Database
-	if err := scan(decode.RelFileLocator{SpcOID: globalTablespace, RelNumber: dbFile}, func(tup []byte) {
-		if d, err := dec.Database(tup); err == nil {
-			dbs = append(dbs, d)
-		}
-	}); err != nil {
-		return nil, err
-	}
 	var out []decode.RelFileLocator
 	seen := map[decode.RelFileLocator]bool{}
-	for _, d := range dbs {
-		local, err := readMap(fmt.Sprintf("base/%d/pg_filenode.map", d.OID))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		spc := d.Tablespace
-		if spc == 0 {
-			spc = defaultTablespace
-		}
-		classFile, ok := local.FileNode(classRelationID)
-		if !ok {
-			continue
-		}
-		if err := scan(decode.RelFileLocator{SpcOID: spc, DBOID: d.OID, RelNumber: classFile}, func(tup []byte) {
-			c, err := dec.Class(tup)
-			if err != nil || c.Kind != 't' || c.RelFileNode == 0 {
-				return
+	err := backupClasses(b, v, func(d catalog.Database, spc uint32, classes []catalog.Class) {
+		for _, c := range classes {
+			if c.Kind != 't' || c.RelFileNode == 0 {
+				continue
 			}
-			loc := decode.RelFileLocator{SpcOID: c.Tablespace, DBOID: d.OID, RelNumber: c.RelFileNode}
-			if loc.SpcOID == 0 {
-				loc.SpcOID = spc
-			}
-			if !seen[loc] {
+			if loc := classFile(d.OID, spc, c); !seen[loc] {
 				seen[loc] = true
 				out = append(out, loc)
 			}
-		}); err != nil {
-			return nil, err
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }

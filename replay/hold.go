@@ -26,6 +26,55 @@ const firstNormalObjectID = 16384
 // WAL rebuild the table as of any later target, whatever its file is
 // then (a new file is held because the WAL makes it).
 func FilesNamed(b Backup, v xlog.Version, relname string) ([]decode.RelFileLocator, error) {
+	var out []decode.RelFileLocator
+	seen := map[decode.RelFileLocator]bool{}
+	err := backupClasses(b, v, func(d catalog.Database, spc uint32, classes []catalog.Class) {
+		byOID := map[uint32][]catalog.Class{}
+		for _, c := range classes {
+			byOID[c.OID] = append(byOID[c.OID], c)
+		}
+		add := func(c catalog.Class) {
+			if c.RelFileNode == 0 {
+				return // mapped: a catalog, held anyway
+			}
+			loc := classFile(d.OID, spc, c)
+			if !seen[loc] {
+				seen[loc] = true
+				out = append(out, loc)
+			}
+		}
+		for _, c := range classes {
+			if c.Name != relname {
+				continue
+			}
+			add(c)
+			for _, t := range byOID[c.ToastRelid] {
+				add(t)
+			}
+		}
+	})
+	return out, err
+}
+
+// classFile is where a pg_class row of database db (default tablespace
+// spc) says its file is.
+func classFile(db, spc uint32, c catalog.Class) decode.RelFileLocator {
+	loc := decode.RelFileLocator{SpcOID: c.Tablespace, DBOID: db, RelNumber: c.RelFileNode}
+	if loc.SpcOID == 0 {
+		loc.SpcOID = spc
+	}
+	if c.IsShared {
+		loc.DBOID = 0
+	}
+	return loc
+}
+
+// backupClasses hands each database of the backup (its pg_database rows,
+// read from the backup's pages) with its default tablespace and every
+// pg_class tuple of its backup pages (dead ones included: the backup is not
+// consistent yet), to each. Databases whose pg_filenode.map the backup
+// lacks (in another tablespace, or dropped) are skipped: the WAL says.
+func backupClasses(b Backup, v xlog.Version, each func(d catalog.Database, spc uint32, classes []catalog.Class)) error {
 	readMap := func(name string) (*catalog.RelMap, error) {
 		raw, err := b.ReadFile(name)
 		if err != nil {
@@ -35,16 +84,16 @@ func FilesNamed(b Backup, v xlog.Version, relname string) ([]decode.RelFileLocat
 	}
 	shared, err := readMap("global/pg_filenode.map")
 	if err != nil {
-		return nil, fmt.Errorf("global/pg_filenode.map: %w", err)
+		return fmt.Errorf("global/pg_filenode.map: %w", err)
 	}
 	dec := catalog.NewDecoder(v)
+	page := make([]byte, b.BlockSize())
+	var items []tuple.Item
 	scan := func(loc decode.RelFileLocator, each func(tup []byte)) error {
 		n, err := b.NBlocks(loc, decode.ForkMain)
 		if err != nil {
 			return err
 		}
-		page := make([]byte, b.BlockSize())
-		var items []tuple.Item
 		for blk := uint32(0); blk < n; blk++ {
 			if err := b.ReadBlock(loc, decode.ForkMain, blk, page); err != nil {
 				return err
@@ -63,7 +112,7 @@ func FilesNamed(b Backup, v xlog.Version, relname string) ([]decode.RelFileLocat
 	}
 	dbFile, ok := shared.FileNode(databaseRelationID)
 	if !ok {
-		return nil, fmt.Errorf("the shared relation map has no pg_database")
+		return fmt.Errorf("the shared relation map has no pg_database")
 	}
 	var dbs []catalog.Database
 	if err := scan(decode.RelFileLocator{SpcOID: globalTablespace, RelNumber: dbFile}, func(tup []byte) {
@@ -71,65 +120,35 @@ func FilesNamed(b Backup, v xlog.Version, relname string) ([]decode.RelFileLocat
 			dbs = append(dbs, d)
 		}
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	var out []decode.RelFileLocator
-	seen := map[decode.RelFileLocator]bool{}
 	for _, d := range dbs {
 		local, err := readMap(fmt.Sprintf("base/%d/pg_filenode.map", d.OID))
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // in another tablespace, or dropped: the WAL says
+			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		spc := d.Tablespace
 		if spc == 0 {
 			spc = defaultTablespace
 		}
-		classFile, ok := local.FileNode(classRelationID)
+		pgClass, ok := local.FileNode(classRelationID)
 		if !ok {
 			continue
 		}
-		byOID := map[uint32][]catalog.Class{}
-		var named []catalog.Class
-		if err := scan(decode.RelFileLocator{SpcOID: spc, DBOID: d.OID, RelNumber: classFile}, func(tup []byte) {
-			c, err := dec.Class(tup)
-			if err != nil {
-				return
-			}
-			byOID[c.OID] = append(byOID[c.OID], c)
-			if c.Name == relname {
-				named = append(named, c)
+		var classes []catalog.Class
+		if err := scan(decode.RelFileLocator{SpcOID: spc, DBOID: d.OID, RelNumber: pgClass}, func(tup []byte) {
+			if c, err := dec.Class(tup); err == nil {
+				classes = append(classes, c)
 			}
 		}); err != nil {
-			return nil, err
+			return err
 		}
-		add := func(c catalog.Class) {
-			if c.RelFileNode == 0 {
-				return // mapped: a catalog, held anyway
-			}
-			s := c.Tablespace
-			if s == 0 {
-				s = spc
-			}
-			loc := decode.RelFileLocator{SpcOID: s, DBOID: d.OID, RelNumber: c.RelFileNode}
-			if c.IsShared {
-				loc.DBOID = 0
-			}
-			if !seen[loc] {
-				seen[loc] = true
-				out = append(out, loc)
-			}
-		}
-		for _, c := range named {
-			add(c)
-			for _, t := range byOID[c.ToastRelid] {
-				add(t)
-			}
-		}
+		each(d, spc, classes)
 	}
-	return out, nil
+	return nil
 }
 
 // Holds reports whether the replay held the blocks of relation file rel:
