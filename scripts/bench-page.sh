@@ -16,6 +16,7 @@
 set -euo pipefail
 SCALE=${1:-50}; SECS=${2:-60}
 BIN=/usr/lib/postgresql/15/bin
+command -v bc >/dev/null || { apt-get update -qq && apt-get install -y -qq bc >/dev/null; }
 W=${WORK:-/tmp/walscope-bench-page}
 PORT=55471
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
