@@ -85,12 +85,17 @@ func (f *Format) AppendJSON(dst []byte, c *Change) ([]byte, error) {
 }
 
 // AppendCopy appends row as a line of COPY's text format (with its
-// newline).
+// newline), its generated columns left out as COPY leaves them.
 func (f *Format) AppendCopy(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	n := 0
 	for i, col := range rel.Table.Columns {
-		if i > 0 {
+		if col.Attribute.Generated != 0 {
+			continue // COPY with no column list leaves them out (copy.c's CopyGetAttnums)
+		}
+		if n > 0 {
 			dst = append(dst, '\t')
 		}
+		n++
 		if row.Nulls[i] {
 			dst = append(dst, `\N`...)
 			continue

@@ -92,7 +92,9 @@ func tableAction(c *cli.Command) error {
 	f := &typeout.Formatter{Settings: settings, Types: rel.Catalog, Major: b.MajorVersion()}
 	iso := &typeout.Formatter{Settings: settings, Types: rel.Catalog, Major: b.MajorVersion()}
 	iso.Settings.Set("DateStyle", "ISO, MDY")
-	cols, err := pickColumns(tab, c.String("columns"))
+	// COPY, with no column list, leaves out generated columns (copy.c's
+	// CopyGetAttnums); row_to_json and the INSERTs keep them.
+	cols, err := pickColumns(tab, c.String("columns"), outFormat == "copy" || outFormat == "csv")
 	if err != nil {
 		return err
 	}
@@ -236,10 +238,13 @@ func tableAction(c *cli.Command) error {
 
 // pickColumns returns the indexes of --columns in tab.Columns (all when
 // none given).
-func pickColumns(tab *table.Table, list string) ([]int, error) {
+func pickColumns(tab *table.Table, list string, skipGenerated bool) ([]int, error) {
 	var out []int
 	if list == "" {
-		for i := range tab.Columns {
+		for i, c := range tab.Columns {
+			if skipGenerated && c.Attribute.Generated != 0 {
+				continue
+			}
 			out = append(out, i)
 		}
 		return out, nil
