@@ -4,16 +4,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/walscope/walscope/incident"
+	"github.com/walscope/walscope/names"
 )
 
 // NamedEvent is an event with its relation's name ("" if unknown).
 type NamedEvent struct {
 	incident.Event
 	Name string
+	// Relkind is the relation's pg_class.relkind as the WAL last showed it
+	// ('r' a table, 'i' an index, ...; 0 unknown).
+	Relkind byte
+}
+
+// NameEvent names one of ev's events: the schemas a dropped schema held
+// (incident.NameSchemas), its relation's name (namer first, then the names
+// the WAL carries) and relkind. w may be nil.
+func NameEvent(ev *incident.Events, namer names.RelNamer, w *names.WALNames, e *incident.Event) NamedEvent {
+	incident.NameSchemas(w, e)
+	ne := NamedEvent{Event: *e, Name: ev.EventName(namer, e)}
+	if e.HasRel && e.Rel.RelNumber != 0 {
+		if r, ok := w.Lookup(e.Rel); ok {
+			ne.Relkind = r.Kind
+		} else if r, ok := w.Lookup(e.Replaced); ok && e.Replaced.RelNumber != 0 {
+			ne.Relkind = r.Kind
+		}
+	}
+	return ne
 }
 
 // EventJSON is one event as `walscope events --format json` writes it:
@@ -33,6 +55,10 @@ type EventJSON struct {
 	Timeline     uint32  `json:"timeline"`
 	Rows         *uint64 `json:"rows"`
 	Detail       string  `json:"detail"`
+	// RowsBack and RowsUndo are the commands that give a committed
+	// event's rows back (EventRowsCommands); null where there are none.
+	RowsBack *string `json:"rows_back"`
+	RowsUndo *string `json:"rows_undo"`
 }
 
 // EventTimeRFC3339 is the layout of times in JSON and CSV: RFC 3339 with
@@ -81,7 +107,141 @@ func EventToJSON(ev *NamedEvent, loc *time.Location) EventJSON {
 	if hasRows(&ev.Event) {
 		j.Rows = ptr(ev.Rows)
 	}
+	back, undo := EventRowsCommands(ev)
+	j.RowsBack, j.RowsUndo = strp(back), strp(undo)
 	return j
+}
+
+// EventRowsCommands returns the commands that give a committed event's rows
+// back: tableCmd, `walscope table`, prints its relation as it was just
+// before the event's commit (the recovery target that undoes it, exclusive,
+// as pitr sets it); rowsCmd, `walscope rows`, writes the SQL that undoes
+// the event's transaction in that relation (for a dropped schema: in every
+// table of the transaction). Deletes, updates, truncations and dropped
+// tables have both; a rewrite (its rows are still there, perhaps changed
+// by ALTER TABLE) has the table command only; "" where there is none: an
+// event rolled back or still open, one without a transaction, a relation
+// without a name (the table command needs one). BACKUP stands for a base
+// backup taken before the event, WAL for the WAL the event was read from.
+func EventRowsCommands(ev *NamedEvent) (tableCmd, rowsCmd string) {
+	if ev.Outcome != "commit" || ev.XID == 0 || ev.LSN == 0 {
+		return "", ""
+	}
+	if !userTable(ev) {
+		return "", ""
+	}
+	named := ev.HasRel && ev.Rel.RelNumber != 0 && ev.Name != ""
+	db := ""
+	if ev.HasRel && ev.Rel.DBOID != 0 {
+		db = fmt.Sprintf(" --database %d", ev.Rel.DBOID)
+	}
+	table := func() string {
+		return fmt.Sprintf("walscope table --backup BACKUP --relation %s%s --target-lsn %s --target-inclusive=false WAL...", shellWord(ev.Name), db, ev.LSN)
+	}
+	rows := func(relation bool) string {
+		rel := ""
+		if relation && named {
+			rel = " --relation " + shellWord(ev.Name) + db
+		}
+		return fmt.Sprintf("walscope rows --backup BACKUP --xid %d%s --format sql WAL...", ev.XID, rel)
+	}
+	switch ev.Kind {
+	case incident.EventDelete, incident.EventUpdate, incident.EventTruncate:
+		if named {
+			tableCmd = table()
+		}
+		return tableCmd, rows(true)
+	case incident.EventDrop:
+		if ev.Rel.RelNumber == 0 {
+			return "", "" // a database's files: not rows
+		}
+		if named {
+			tableCmd = table()
+		}
+		return tableCmd, rows(true)
+	case incident.EventRewrite:
+		if named {
+			tableCmd = table()
+		}
+		return tableCmd, ""
+	case incident.EventDropSchema:
+		return "", rows(false)
+	}
+	return "", ""
+}
+
+// firstNormalObjectID is FirstNormalObjectId (transam.h): files below are
+// the system's own, as created by initdb.
+const firstNormalObjectID = 16384
+
+// userTable tells the events whose rows a DBA gets back: of a table or
+// materialized view (an index, a sequence or a TOAST table is rebuilt with
+// its table), not of a system catalog; a relation the WAL did not name is
+// taken as a user's table when its file is not one of initdb's.
+func userTable(ev *NamedEvent) bool {
+	if ev.Kind == incident.EventDropSchema {
+		return true // the schema's tables: rows --xid without --relation
+	}
+	if !ev.HasRel || ev.Rel.RelNumber == 0 {
+		return false
+	}
+	switch ev.Relkind {
+	case 0, 'r', 'm':
+	default:
+		return false
+	}
+	for _, sys := range []string{"pg_catalog.", "pg_toast.", "information_schema."} {
+		if strings.HasPrefix(ev.Name, sys) {
+			return false
+		}
+	}
+	return ev.Name != "" || ev.Rel.RelNumber >= firstNormalObjectID
+}
+
+// WriteEventsRowsBack writes, after the text table, the commands that give
+// the events' rows back (EventRowsCommands): one paragraph per transaction
+// and relation, naming its events (a TRUNCATE after deletes in one
+// transaction is one paragraph); nothing when no event has any.
+func WriteEventsRowsBack(w io.Writer, evs []NamedEvent) error {
+	type group struct {
+		lsn        string
+		xid        uint32
+		rel        string
+		kinds      []string
+		back, undo string
+	}
+	var groups []*group
+	seen := map[[2]string]*group{}
+	for i := range evs {
+		ev := &evs[i]
+		back, undo := EventRowsCommands(ev)
+		if back == "" && undo == "" {
+			continue
+		}
+		g := seen[[2]string{back, undo}]
+		if g == nil {
+			g = &group{lsn: ev.LSN.String(), xid: uint32(ev.XID), rel: EventRelationCell(ev), back: back, undo: undo}
+			seen[[2]string{back, undo}] = g
+			groups = append(groups, g)
+		}
+		if k := string(ev.Kind); !slices.Contains(g.kinds, k) {
+			g.kinds = append(g.kinds, k)
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	b := []byte("\nRows back (BACKUP: a base backup taken before the event; WAL: the WAL read here):\n")
+	for _, g := range groups {
+		b = fmt.Appendf(b, "  %s xid %d %s (%s):\n", g.lsn, g.xid, g.rel, strings.Join(g.kinds, ", "))
+		for _, c := range []string{g.back, g.undo} {
+			if c != "" {
+				b = fmt.Appendf(b, "    %s\n", c)
+			}
+		}
+	}
+	_, err := w.Write(b)
+	return err
 }
 
 // WriteEventsJSON writes the events as a JSON array.
@@ -101,7 +261,7 @@ func WriteEventsJSON(w io.Writer, evs []NamedEvent, loc *time.Location) error {
 // "~" and the last WAL timestamp before it.
 func EventsTable(evs []NamedEvent, loc *time.Location, csv bool) *Table {
 	if csv {
-		t := &Table{Columns: []string{"kind", "relation", "relation_name", "replaced", "database", "xid", "outcome", "first_lsn", "lsn", "time", "wal_time", "timeline", "rows", "detail"}}
+		t := &Table{Columns: []string{"kind", "relation", "relation_name", "replaced", "database", "xid", "outcome", "first_lsn", "lsn", "time", "wal_time", "timeline", "rows", "detail", "rows_back", "rows_undo"}}
 		s := func(p *string) string {
 			if p == nil {
 				return ""
@@ -110,7 +270,7 @@ func EventsTable(evs []NamedEvent, loc *time.Location, csv bool) *Table {
 		}
 		for i := range evs {
 			j := EventToJSON(&evs[i], loc)
-			row := []string{j.Kind, s(j.Relation), s(j.RelationName), s(j.Replaced), "", "", s(j.Outcome), j.FirstLSN, j.LSN, s(j.Time), s(j.WALTime), strconv.Itoa(int(j.Timeline)), "", j.Detail}
+			row := []string{j.Kind, s(j.Relation), s(j.RelationName), s(j.Replaced), "", "", s(j.Outcome), j.FirstLSN, j.LSN, s(j.Time), s(j.WALTime), strconv.Itoa(int(j.Timeline)), "", j.Detail, s(j.RowsBack), s(j.RowsUndo)}
 			if j.Database != nil {
 				row[4] = strconv.FormatUint(uint64(*j.Database), 10)
 			}

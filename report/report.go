@@ -107,6 +107,8 @@ type reportTable struct {
 	Columns []string
 	Numeric []bool
 	Rows    [][]string
+	// Code marks columns of commands: monospace, one per line (nil: none).
+	Code []bool
 }
 
 type reportSideView struct {
@@ -517,6 +519,7 @@ table { border-collapse: collapse; font-size: 13px; margin: 6px 0 12px; }
 th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: #eef2f7; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.code { font-family: monospace; font-size: 0.85em; white-space: pre-line; user-select: all; }
 table.kv th { width: 16em; font-weight: normal; background: #f5f5f5; }
 .note { color: #555; font-size: 13px; }
 .scroll { overflow-x: auto; }
@@ -587,7 +590,7 @@ nav a { margin-right: 1em; }
 </script>
 </body>
 </html>
-{{define "table"}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{$svgNum := .Numeric}}{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $svgNum $i}} class="n"{{end}}>{{$c}}</td>{{end}}</tr>{{end}}</table>{{end}}
+{{define "table"}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{$svgNum := .Numeric}}{{$code := .Code}}{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $svgNum $i}} class="n"{{else if and $code (index $code $i)}} class="code"{{end}}>{{$c}}</td>{{end}}</tr>{{end}}</table>{{end}}
 `
 
 // adviceView lays out walscope advise's advice: a row for the stream now

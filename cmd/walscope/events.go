@@ -208,8 +208,7 @@ func eventsAction(c *cli.Command) error {
 		all := ev.Finish()
 		var out []format.NamedEvent
 		for i := range all {
-			incident.NameSchemas(w, &all[i])
-			ne := format.NamedEvent{Event: all[i], Name: ev.EventName(namer, &all[i])}
+			ne := format.NameEvent(ev, namer, w, &all[i])
 			if filter.match(&ne) {
 				out = append(out, ne)
 			}
@@ -221,6 +220,9 @@ func eventsAction(c *cli.Command) error {
 			err = format.EventsTable(out, time.Local, true).WriteCSV(stdout)
 		default:
 			err = format.EventsTable(out, time.Local, false).WriteText(stdout)
+			if err == nil {
+				err = format.WriteEventsRowsBack(stdout, out)
+			}
 		}
 		if err != nil {
 			return err

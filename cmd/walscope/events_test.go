@@ -88,7 +88,7 @@ func TestEventsFilters(t *testing.T) {
 		}
 		return evs
 	}
-	keys := []string{"kind", "relation", "relation_name", "replaced", "database", "xid", "outcome", "first_lsn", "lsn", "time", "wal_time", "timeline", "rows", "detail"}
+	keys := []string{"kind", "relation", "relation_name", "replaced", "database", "xid", "outcome", "first_lsn", "lsn", "time", "wal_time", "timeline", "rows", "detail", "rows_back", "rows_undo"}
 	all := run()
 	for _, e := range all {
 		if len(e) != len(keys) {
