@@ -33,8 +33,8 @@ var allowed = map[string][]string{
 	"names":                {"xlog", "xlog/stream", "decode", "rmgr", "pass"},
 	"incident":             {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "backup"},
 	"whatif":               {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify"},
-	"replay":               {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup"},                      // pages, commit state and catalogs as of a recovery target (issue 26)
-	"table":                {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "typeout", "backup", "replay"}, // rows of a relation as of a target (issue 27)
+	"replay":               {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup"},                                // pages, commit state and catalogs as of a recovery target (issue 26)
+	"table":                {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "typeout", "backup", "replay", "export"}, // rows of a relation as of a target (issue 27); export: --format parquet
 	"backup":               {"xlog", "decode"},
 	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
@@ -54,8 +54,8 @@ var allowed = map[string][]string{
 	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files
 	"heap":                 {"xlog", "decode", "rmgr"},  // heap pages: redo per version, heap_mask, page items
 
-	"rows":    {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup", "replay", "table", "typeout"}, // the rows one transaction changed, and the SQL undoing it (issue 27)
-	"typeout": {"xlog", "decode", "tuple", "catalog"},                                                                      // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
+	"rows":    {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup", "replay", "table", "typeout", "export"}, // the rows one transaction changed, and the SQL undoing it (issue 27)
+	"typeout": {"xlog", "decode", "tuple", "catalog"},                                                                                // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
 
 	// Object stores (issue 14): the clients, imported by the command only;
 	// xlog/archive reads a store through its Tree interface, not this package.
