@@ -142,3 +142,29 @@ func TestEventsRowsBack(t *testing.T) {
 		t.Errorf("text: %d table commands, want one per transaction and table (%d):\n%s", n, len(covered)+1, section)
 	}
 }
+
+// TestReportRowsBack: the report's timeline carries the same commands in
+// its "rows back" column, as text (escaped), one per line.
+func TestReportRowsBack(t *testing.T) {
+	dir := t.TempDir()
+	_, archive, _, _ := rowsFixture(t, dir)
+	page := filepath.Join(dir, "r.html")
+	if _, stderr, code := walscope(t, "", "report", "-q", "--out", page, archive); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(raw)
+	for _, want := range []string{
+		"<th>rows back</th>",
+		`<td class="code">walscope table --backup BACKUP --relation public.doomed --database 5 --target-lsn 0/84A360 --target-inclusive=false WAL...` + "\n" +
+			`walscope rows --backup BACKUP --xid 812 --relation public.doomed --database 5 --format sql WAL...</td>`,
+		`<td class="code">walscope table --backup BACKUP --relation public.hist --database 5 --target-lsn 0/840B70 --target-inclusive=false WAL...`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
