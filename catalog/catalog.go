@@ -36,6 +36,8 @@ type Catalog struct {
 	attributes  map[uint32][]Attribute
 	types       map[uint32]*Type
 	enums       map[uint32][]Enum
+	ranges      map[uint32]Range // by rngtypid
+	multiranges map[uint32]Range // by rngmultitypid
 	indexes     map[uint32]*Index
 	databases   map[uint32]*Database
 	tablespaces map[uint32]*Tablespace
@@ -52,7 +54,7 @@ func New(v xlog.Version, db uint32) *Catalog {
 		Version: v, DatabaseOID: db, dec: NewDecoder(v),
 		classes: map[uint32]*Class{}, byName: map[nameKey]uint32{}, namespaces: map[uint32]*Namespace{},
 		nsByName: map[string]uint32{}, attributes: map[uint32][]Attribute{}, types: map[uint32]*Type{},
-		enums: map[uint32][]Enum{}, indexes: map[uint32]*Index{}, databases: map[uint32]*Database{},
+		enums: map[uint32][]Enum{}, ranges: map[uint32]Range{}, multiranges: map[uint32]Range{}, indexes: map[uint32]*Index{}, databases: map[uint32]*Database{},
 		tablespaces: map[uint32]*Tablespace{},
 	}
 }
@@ -63,7 +65,7 @@ func (c *Catalog) Decoder() *Decoder { return c.dec }
 
 // Add decodes tup, a visible tuple of the catalog whose oid is catalogOID
 // (pg_class 1259, pg_namespace 2615, pg_attribute 1249, pg_type 1247,
-// pg_enum 3501, pg_index 2610, pg_database 1262, pg_tablespace 1213), and
+// pg_enum 3501, pg_range 3541, pg_index 2610, pg_database 1262, pg_tablespace 1213), and
 // keeps the row. Tuples of other relations are an error.
 func (c *Catalog) Add(catalogOID uint32, tup []byte) error {
 	switch catalogOID {
@@ -98,6 +100,15 @@ func (c *Catalog) Add(catalogOID uint32, tup []byte) error {
 			return err
 		}
 		c.enums[x.TypID] = append(c.enums[x.TypID], x)
+	case RangeRelationID:
+		x, err := c.dec.Range(tup)
+		if err != nil {
+			return err
+		}
+		c.ranges[x.TypID] = x
+		if x.Multirange != 0 {
+			c.multiranges[x.Multirange] = x
+		}
 	case IndexRelationID:
 		x, err := c.dec.Index(tup)
 		if err != nil {
@@ -164,6 +175,21 @@ func cmp(a, b uint32) int {
 		return 1
 	}
 	return 0
+}
+
+// RangeSubtype returns the subtype of range type rangeOID (pg_range's
+// rngsubtype), and whether pg_range has the type.
+func (c *Catalog) RangeSubtype(rangeOID uint32) (subtype uint32, ok bool) {
+	r, ok := c.ranges[rangeOID]
+	return r.Subtype, ok
+}
+
+// MultirangeRange returns the range type of multirange type
+// multirangeOID (the pg_range row whose rngmultitypid it is, 14+), and
+// whether there is one.
+func (c *Catalog) MultirangeRange(multirangeOID uint32) (rangeOID uint32, ok bool) {
+	r, ok := c.multiranges[multirangeOID]
+	return r.TypID, ok
 }
 
 // EnumLabels returns enum type typid's members in their sort order.

@@ -1,6 +1,6 @@
 // Package catalog decodes PostgreSQL's system catalogs from their heap
 // tuples, for every version from 10 to 18, without a server: pg_class,
-// pg_namespace, pg_attribute, pg_type, pg_enum, pg_index, pg_database and
+// pg_namespace, pg_attribute, pg_type, pg_enum, pg_range, pg_index, pg_database and
 // pg_tablespace, each with the column order and types of that version's
 // src/include/catalog/pg_*.h (Layout; e.g. pg_class's relhasoids until 11
 // and relallfrozen from 18, pg_attribute's atthasmissing and attmissingval
@@ -10,7 +10,7 @@
 // tuple header, HEAP_HASOID, not in a column).
 //
 // A Decoder turns a tuple into a typed row (Class, Namespace, Attribute,
-// Type, Enum, Index, Database, Tablespace), with package tuple deforming it.
+// Type, Enum, Range, Index, Database, Tablespace), with package tuple deforming it.
 // A Catalog collects the rows of one database and answers what a reader of
 // its files asks: the relation a possibly quoted, qualified name means
 // (Resolve, as 'name'::regclass with the default search_path), its

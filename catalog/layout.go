@@ -48,6 +48,10 @@ var layouts = map[string][]struct {
 		{xlog.V10, "enumtypid oid, enumsortorder float4, enumlabel name"},
 		{xlog.V12, "oid oid, enumtypid oid, enumsortorder float4, enumlabel name"},
 	},
+	"pg_range": {
+		{xlog.V10, "rngtypid oid, rngsubtype oid, rngcollation oid, rngsubopc oid, rngcanonical regproc, rngsubdiff regproc"},
+		{xlog.V14, "rngtypid oid, rngsubtype oid, rngmultitypid oid, rngcollation oid, rngsubopc oid, rngcanonical regproc, rngsubdiff regproc"},
+	},
 	"pg_index": {
 		{xlog.V10, "indexrelid oid, indrelid oid, indnatts int2, indisunique bool, indisprimary bool, indisexclusion bool, indimmediate bool, indisclustered bool, indisvalid bool, indcheckxmin bool, indisready bool, indislive bool, indisreplident bool, indkey int2vector, indcollation oidvector, indclass oidvector, indoption int2vector, indexprs pg_node_tree, indpred pg_node_tree"},
 		{xlog.V11, "indexrelid oid, indrelid oid, indnatts int2, indnkeyatts int2, indisunique bool, indisprimary bool, indisexclusion bool, indimmediate bool, indisclustered bool, indisvalid bool, indcheckxmin bool, indisready bool, indislive bool, indisreplident bool, indkey int2vector, indcollation oidvector, indclass oidvector, indoption int2vector, indexprs pg_node_tree, indpred pg_node_tree"},
@@ -76,6 +80,7 @@ const (
 	NamespaceRelationID  = 2615 // pg_namespace
 	IndexRelationID      = 2610 // pg_index
 	EnumRelationID       = 3501 // pg_enum
+	RangeRelationID      = 3541 // pg_range
 
 	GlobalTableSpaceOID  = 1664 // pg_global
 	DefaultTableSpaceOID = 1663 // pg_default
@@ -86,7 +91,7 @@ const (
 // relationOIDs names the catalogs this package decodes by their oid.
 var relationOIDs = map[string]uint32{
 	"pg_class": RelationRelationID, "pg_namespace": NamespaceRelationID, "pg_attribute": AttributeRelationID,
-	"pg_type": TypeRelationID, "pg_enum": EnumRelationID, "pg_index": IndexRelationID,
+	"pg_type": TypeRelationID, "pg_enum": EnumRelationID, "pg_range": RangeRelationID, "pg_index": IndexRelationID,
 	"pg_database": DatabaseRelationID, "pg_tablespace": TableSpaceRelationID,
 }
 

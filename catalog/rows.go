@@ -134,6 +134,14 @@ type Enum struct {
 	Label     string
 }
 
+// Range is a pg_range row (FormData_pg_range, pg_range.h): a range type's
+// subtype and, from 14, its multirange type.
+type Range struct {
+	TypID      uint32 // rngtypid
+	Subtype    uint32 // rngsubtype
+	Multirange uint32 // rngmultitypid; 0 before 14
+}
+
 // Index is a pg_index row (FormData_pg_index, pg_index.h).
 type Index struct {
 	IndexRelid       uint32
@@ -464,6 +472,19 @@ func (d *Decoder) Enum(tup []byte) (Enum, error) {
 		return Enum{}, err
 	}
 	return Enum{OID: r.oid(), TypID: r.u32("enumtypid"), SortOrder: r.f32("enumsortorder"), Label: r.name("enumlabel")}, r.err
+}
+
+// Range decodes a pg_range tuple.
+func (d *Decoder) Range(tup []byte) (Range, error) {
+	r, err := d.deform("pg_range", tup)
+	if err != nil {
+		return Range{}, err
+	}
+	x := Range{TypID: r.u32("rngtypid"), Subtype: r.u32("rngsubtype")}
+	if d.Version >= xlog.V14 {
+		x.Multirange = r.u32("rngmultitypid")
+	}
+	return x, r.err
 }
 
 // Type decodes a pg_type tuple.

@@ -25,7 +25,7 @@ const (
 // the catalogs a Catalog reads, besides pg_database and pg_class: by their
 // pg_class rows (mapped or not)
 var catalogOIDs = []uint32{catalog.NamespaceRelationID, catalog.AttributeRelationID, catalog.TypeRelationID,
-	catalog.EnumRelationID, catalog.IndexRelationID, catalog.TableSpaceRelationID}
+	catalog.EnumRelationID, catalog.RangeRelationID, catalog.IndexRelationID, catalog.TableSpaceRelationID}
 
 // VisibleTuples calls each with every tuple of a relation fork's pages as
 // of the target that a snapshot there sees (HeapTupleSatisfiesMVCC on a
@@ -96,7 +96,7 @@ func (r *Replay) Databases() ([]catalog.Database, error) {
 }
 
 // Catalog returns database db's catalog as of the target: pg_class,
-// pg_namespace, pg_attribute, pg_type, pg_enum, pg_index and the shared
+// pg_namespace, pg_attribute, pg_type, pg_enum, pg_range, pg_index and the shared
 // pg_database and pg_tablespace, their visible rows.
 func (r *Replay) Catalog(db uint32) (*catalog.Catalog, error) {
 	dbs, err := r.Databases()

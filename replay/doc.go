@@ -15,7 +15,7 @@
 // checksums). The commit state advances with the same records (package
 // xactstate), so that VisibleTuples gives what a standby paused at the
 // target sees; Catalog and Resolve read pg_class, pg_namespace,
-// pg_attribute, pg_type, pg_enum, pg_index, pg_database and pg_tablespace
+// pg_attribute, pg_type, pg_enum, pg_range, pg_index, pg_database and pg_tablespace
 // as of the target (package catalog), so a name resolves as it did then,
 // a table dropped since included.
 //
