@@ -2,7 +2,6 @@ package table
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/walscope/walscope/catalog"
@@ -78,7 +77,7 @@ func AppendJSONValue(dst []byte, c *catalog.Catalog, typid uint32, datum []byte,
 	case jsonArray:
 		return appendJSONArray(dst, c, t, datum, text, isoText)
 	case jsonComposite:
-		return dst, fmt.Errorf("type %s: composite values in JSON: %w", t.Name, errUnsupportedJSON)
+		return appendJSONComposite(dst, c, t, datum, text, isoText)
 	case jsonDate, jsonTimestamp, jsonTimestampTz:
 		var s []byte
 		if s, err = isoText(nil, typid, datum); err != nil {
@@ -99,7 +98,7 @@ func AppendJSONValue(dst []byte, c *catalog.Catalog, typid uint32, datum []byte,
 		}
 		return append(dst, "false"...), nil
 	case jsonNumeric:
-		if _, err := strconv.ParseFloat(string(s), 64); err == nil && !strings.ContainsAny(string(s), "nNiI") {
+		if isJSONNumber(s) {
 			return append(dst, s...), nil
 		}
 		return typeout.AppendJSONString(dst, s), nil
@@ -109,7 +108,100 @@ func AppendJSONValue(dst []byte, c *catalog.Catalog, typid uint32, datum []byte,
 	return typeout.AppendJSONString(dst, s), nil
 }
 
-var errUnsupportedJSON = fmt.Errorf("not supported")
+// appendJSONComposite is composite_to_json (json.c) without line feeds:
+// the datum is a HeapTupleHeader (its datum_len_ the varlena header),
+// deformed with the attributes of the type's relation; "{", each
+// attribute not dropped as its name, ":" and its value as datum_to_json
+// writes it (null for NULL), separated by ",", "}".
+func appendJSONComposite(dst []byte, c *catalog.Catalog, t *catalog.Type, datum []byte, text, isoText ValueText) ([]byte, error) {
+	if t.Relid == 0 {
+		return dst, fmt.Errorf("type %s: an anonymous record", t.Name)
+	}
+	atts := c.Attributes(t.Relid)
+	desc := make([]tuple.Attr, len(atts))
+	for i := range atts {
+		desc[i] = atts[i].Attr()
+	}
+	tup := make([]byte, 4+len(datum)) // the varlena header stripped: back in place of datum_len_
+	copy(tup[4:], datum)
+	vals, _, err := tuple.Deform(nil, tup, desc)
+	if err != nil {
+		return dst, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	dst = append(dst, '{')
+	comma := false
+	for i, v := range vals {
+		if i >= len(atts) || atts[i].Dropped {
+			continue
+		}
+		if comma {
+			dst = append(dst, ',')
+		}
+		comma = true
+		dst = typeout.AppendJSONString(dst, []byte(atts[i].Name))
+		dst = append(dst, ':')
+		if v.IsNull() {
+			dst = append(dst, "null"...)
+			continue
+		}
+		var d []byte
+		switch v.Form {
+		case tuple.Compressed: // an inline compressed value stays so inside a composite
+			if d, err = v.Detoast(nil, nil); err != nil {
+				return dst, fmt.Errorf("type %s, attribute %s: %w", t.Name, atts[i].Name, err)
+			}
+		case tuple.External:
+			return dst, fmt.Errorf("type %s, attribute %s: an external TOAST pointer inside a composite value", t.Name, atts[i].Name)
+		default:
+			d = v.Payload()
+		}
+		if dst, err = AppendJSONValue(dst, c, atts[i].TypID, d, text, isoText); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// isJSONNumber is IsValidJsonNumber (json.c, json_lex_number): JSON's
+// number grammar, an optional minus, 0 or digits not starting with 0, an
+// optional fraction, an optional exponent. A grammar, not a parse: float8's
+// 1.79769313486232e+308 (extra_float_digits 0) is beyond float64 but a
+// number to PostgreSQL; NaN and Infinity are not.
+func isJSONNumber(s []byte) bool {
+	i, n := 0, len(s)
+	digits := func() int {
+		start := i
+		for i < n && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if i < n && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < n && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < n && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < n && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < n && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == n
+}
 
 // isoDateTime turns ISO-DateStyle text into JsonEncodeDateTime's: a T
 // between date and time, a time zone as +HH:MM.
