@@ -202,6 +202,9 @@ func columnsKey(s *Schema) string {
 		if c.Delta {
 			k |= 0x20
 		}
+		if wideDecimal(c) {
+			k |= 0x10 // FIXED_LEN_BYTE_ARRAY, not INT64
+		}
 		b = append(b, k)
 	}
 	return string(b)
@@ -289,7 +292,7 @@ func (w *parquetWriter) flush() error {
 		if err := c.write(w, m, w.fcols[i].Nullable, w.n); err != nil {
 			return err
 		}
-		if f := w.fcols[i]; f.Kind == String && (!f.Dict || !f.Stats) || f.Kind == Bool {
+		if f := w.fcols[i]; f.Kind == String && (!f.Dict || !f.Stats) || f.Kind == Bool || typedOnly(f.Kind) && !typedStats(f) {
 			// min/max of free text (descriptions) prune nothing, nor do
 			// those of names every row group holds (rmgr, record_type)
 			m.stats.min, m.stats.max = nil, nil
@@ -409,7 +412,10 @@ func (w *parquetWriter) footer() error {
 	t.end()
 	for _, c := range w.fcols {
 		t.elem()
-		t.i32(1, physicalType(c.Kind))
+		t.i32(1, physicalType(c))
+		if n := fixedSize(c); n > 0 {
+			t.i32(2, int32(n))
+		}
 		rep := int32(pqRequired)
 		if c.Nullable {
 			rep = pqOptional
@@ -434,6 +440,8 @@ func (w *parquetWriter) footer() error {
 			t.end()
 			t.end()
 			t.end()
+		default:
+			typedSchemaElement(t, c)
 		}
 		t.end()
 	}
@@ -451,7 +459,7 @@ func (w *parquetWriter) footer() error {
 			t.elem()
 			t.i64(2, first)
 			t.begin(3) // ColumnMetaData
-			t.i32(1, physicalType(c.Kind))
+			t.i32(1, physicalType(c))
 			if m.dictOff >= 0 {
 				t.listI32(2, []int32{encPlain, encRLE, encRLEDictionary})
 			} else {
@@ -508,8 +516,11 @@ func (w *parquetWriter) footer() error {
 	return err
 }
 
-func physicalType(k Kind) int32 {
-	switch k {
+func physicalType(c FileColumn) int32 {
+	if typedOnly(c.Kind) {
+		return typedPhysical(c)
+	}
+	switch c.Kind {
 	case Int32:
 		return pqInt32
 	case Bool:
@@ -529,6 +540,9 @@ type column interface {
 }
 
 func newColumn(c FileColumn, group int) column {
+	if typedOnly(c.Kind) {
+		return newTypedColumn(c, group)
+	}
 	switch c.Kind {
 	case Int64, Time:
 		if c.LSNText {

@@ -48,6 +48,8 @@ type Column struct {
 	// they leave zstd little to do; lengths, xids and OIDs, which jump
 	// about, are smaller and faster PLAIN.
 	Delta bool
+	// Precision and Scale are a Decimal column's (typed.go).
+	Precision, Scale int
 }
 
 // TextSuffix names the text twin of an LSN column.
@@ -61,7 +63,8 @@ type Schema struct {
 
 // Value is one cell: U holds integers (as int64 bits: every value fits in
 // 63 bits), booleans (1 for true) and Time as microseconds since the Unix
-// epoch (as int64 bits), S strings.
+// epoch (as int64 bits), S strings; the typed kinds (typed.go) keep float
+// bits and dates in U, byte arrays in S.
 type Value struct {
 	U    uint64
 	S    string
@@ -99,6 +102,8 @@ type FileColumn struct {
 	Of int
 	// LSNText marks the text twin of an LSN column (Kind String).
 	LSNText bool
+	// Precision and Scale are a Decimal column's.
+	Precision, Scale int
 }
 
 // FileColumns returns the columns the files of s hold, in order: each LSN
@@ -107,7 +112,7 @@ func (s *Schema) FileColumns() []FileColumn {
 	out := make([]FileColumn, 0, len(s.Columns)+4)
 	for i, c := range s.Columns {
 		f := FileColumn{Name: c.Name, Kind: c.Kind, Nullable: c.Nullable, Dict: c.Dict, Stats: c.Stats, Of: i,
-			Delta: c.Delta || c.Kind == Time || c.Kind == LSN}
+			Delta: c.Delta || c.Kind == Time || c.Kind == LSN, Precision: c.Precision, Scale: c.Scale}
 		if c.Kind != LSN {
 			out = append(out, f)
 			continue

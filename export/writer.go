@@ -59,6 +59,9 @@ func TempName(path string) string {
 // Create starts a file of the schema's rows at path (its extension
 // included), making its directory.
 func Create(path string, f Format, s *Schema, o Options) (RowWriter, error) {
+	if err := checkTyped(f, s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	tmp := TempName(path)
 	var fh *os.File
 	// Not after a signal's cleanup removed the staging directory: the
