@@ -333,6 +333,8 @@ func (b *azureBackend) classify(err error) Class {
 		switch {
 		case ae.Status == http.StatusNotFound:
 			return ClassNotFound
+		case conditionFailed(ae.Status):
+			return ClassExists // BlobAlreadyExists, ConditionNotMet (Create)
 		case ae.Status == http.StatusForbidden || ae.Status == http.StatusUnauthorized:
 			return ClassAccessDenied
 		}

@@ -176,6 +176,8 @@ func (b *gcsBackend) classify(err error) Class {
 		switch {
 		case ge.Status == 404:
 			return ClassNotFound
+		case conditionFailed(ge.Status):
+			return ClassExists // ifGenerationMatch=0 on an existing object (Create)
 		case ge.Status == 401 || ge.Status == 403:
 			return ClassAccessDenied
 		}

@@ -114,8 +114,11 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error {
-	if e.Class == ClassNotFound {
+	switch e.Class {
+	case ClassNotFound:
 		return fs.ErrNotExist // errors.Is(err, fs.ErrNotExist) as for a local file
+	case ClassExists:
+		return fs.ErrExist
 	}
 	return e.Err
 }
@@ -139,6 +142,8 @@ type backend interface {
 	put(ctx context.Context, key string, f *os.File, size int64) error
 	// del removes key.
 	del(ctx context.Context, key string) error
+	// create stores data as key only if no object has that name (Create).
+	create(ctx context.Context, key string, data []byte) error
 	// classify returns the class of an error the client returned.
 	classify(err error) Class
 }
@@ -317,7 +322,7 @@ func (t *Tree) retry(op func() error) error {
 			return nil
 		}
 		c := t.class(err)
-		if c == ClassNotFound || c == ClassAccessDenied || c == ClassConfig || attempt >= t.opts.Retries || t.ctx.Err() != nil {
+		if c == ClassNotFound || c == ClassAccessDenied || c == ClassConfig || c == ClassExists || attempt >= t.opts.Retries || t.ctx.Err() != nil {
 			return err
 		}
 		select {

@@ -369,6 +369,8 @@ func (b *s3Backend) classify(err error) Class {
 		switch se.Status {
 		case 404:
 			return ClassNotFound
+		case 409, 412:
+			return ClassExists // PreconditionFailed, ConditionalRequestConflict (Create)
 		case 401, 403:
 			return ClassAccessDenied
 		}

@@ -59,6 +59,7 @@ func (b *fakeBackend) get(ctx context.Context, key string, off, length int64) (i
 
 func (b *fakeBackend) put(ctx context.Context, key string, f *os.File, size int64) error { return nil }
 func (b *fakeBackend) del(ctx context.Context, key string) error                         { return nil }
+func (b *fakeBackend) create(ctx context.Context, key string, data []byte) error         { return nil }
 
 var errNotFound = errors.New("no such key")
 
