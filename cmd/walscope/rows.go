@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rows"
 	"github.com/walscope/walscope/table"
@@ -31,7 +32,7 @@ func rowsCommand() *cli.Command {
 			&cli.StringFlag{Name: "xid", Usage: "the transaction `XID` (its subtransactions that committed with it included)"},
 			&cli.StringFlag{Name: "relation", Aliases: []string{"R"}, Usage: "only the changes of the table `REL` (schema.table, table, database.schema.table), by its name just before the commit"},
 			&cli.StringFlag{Name: "database", Usage: "resolve --relation in database `OID` only"},
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl (one change a line: lsn, xid, relation, op, old, new), copy (the old rows of deletes, updates, truncates and drops, in COPY's text format; one table) or sql (the script that undoes the transaction)"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl (one change a line: lsn, xid, relation, op, old, new), copy (the old rows of deletes, updates, truncates and drops, in COPY's text format; one table), parquet (one change a row: lsn, xid, relation, op, old_ and new_ columns typed; one table; give --out or redirect standard output) or sql (the script that undoes the transaction)"},
 			&cli.StringFlag{Name: "out", Usage: "write to `FILE` (replaced when complete) instead of standard output"},
 			&cli.BoolFlag{Name: "unknown-as-bytea", Usage: "print a value of a type walscope cannot render as its stored bytes in bytea's hex form, instead of failing"},
 			&cli.StringFlag{Name: "timezone", Usage: "TimeZone `ZONE` (default: the backup's postgresql.conf and postgresql.auto.conf)"},
@@ -47,9 +48,9 @@ func rowsCommand() *cli.Command {
 func rowsAction(c *cli.Command) error {
 	outFormat := c.String("format")
 	switch outFormat {
-	case "jsonl", "copy", "sql":
+	case "jsonl", "copy", "sql", "parquet":
 	default:
-		return usageErr("unrecognized value for option --format: %s (jsonl, copy or sql)", outFormat)
+		return usageErr("unrecognized value for option --format: %s (jsonl, copy, parquet or sql)", outFormat)
 	}
 	s := c.String("xid")
 	if s == "" {
@@ -120,12 +121,12 @@ func rowsAction(c *cli.Command) error {
 			return out, err
 		}
 	}
-	if outFormat == "copy" && len(res.Relations) > 1 {
+	if (outFormat == "copy" || outFormat == "parquet") && len(res.Relations) > 1 {
 		var names []string
 		for _, r := range res.Relations {
 			names = append(names, r.Name())
 		}
-		return usageErr("transaction %d changed %d tables (%s): give --relation for --format copy", x, len(names), strings.Join(names, ", "))
+		return usageErr("transaction %d changed %d tables (%s): give --relation for --format %s", x, len(names), strings.Join(names, ", "), outFormat)
 	}
 	// A transaction writes in one database: its relations share a catalog,
 	// which gives the formatter its types (enums, domains, arrays).
@@ -184,7 +185,9 @@ func rowsAction(c *cli.Command) error {
 		}
 		return bw.Flush()
 	}
-	if out := c.String("out"); out != "" {
+	if outFormat == "parquet" {
+		err = rowsParquet(c, res, f.Text, &bad)
+	} else if out := c.String("out"); out != "" {
 		err = writeAtomic(out, write)
 	} else {
 		err = write(c.Root().Writer)
@@ -207,4 +210,33 @@ func rowsAction(c *cli.Command) error {
 		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", len(bad), strings.Join(bad, "; "))}
 	}
 	return nil
+}
+
+// rowsParquet writes the changes of res's one relation as a Parquet file
+// (rows.Parquet); changes that cannot be decoded are added to bad and left
+// out.
+func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *[]string) error {
+	if len(res.Relations) == 0 {
+		return usageErr("transaction %d changed no table's rows: no Parquet file to write", res.XID)
+	}
+	p := rows.NewParquet(res.Relations[0])
+	meta := map[string]string{"walscope.relation": res.Relations[0].Name(), "walscope.xid": fmt.Sprint(res.XID)}
+	return writeParquet(c, p.Schema, meta, func(w export.RowWriter) error {
+		var r export.Row
+		for i := range res.Changes {
+			ch := &res.Changes[i]
+			if ch.Err != nil {
+				*bad = append(*bad, fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
+				continue
+			}
+			var err error
+			if r, err = p.Append(r[:0], ch, text); err != nil {
+				return err
+			}
+			if err := w.Write(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
+	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/typeout"
 )
@@ -20,7 +23,7 @@ func tableCommand() *cli.Command {
 		&cli.StringFlag{Name: "database", Usage: "resolve --relation in database `OID` only (default: every database; an ambiguous name is an error)"},
 	}, targetFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "format", Value: "copy", Usage: "output `FORMAT`: copy (as COPY ... TO STDOUT), csv (as COPY ... (FORMAT csv, HEADER)), jsonl (one row_to_json object a line) or sql (CREATE TABLE and INSERTs)"},
+		&cli.StringFlag{Name: "format", Value: "copy", Usage: "output `FORMAT`: copy (as COPY ... TO STDOUT), csv (as COPY ... (FORMAT csv, HEADER)), jsonl (one row_to_json object a line), parquet (typed columns where exact, else the text; give --out or redirect standard output) or sql (CREATE TABLE and INSERTs)"},
 		&cli.StringFlag{Name: "columns", Usage: "only the columns `A,B,...`, in that order"},
 		&cli.StringFlag{Name: "as", Usage: "with --format sql: the table `NAME` the statements create (default: the relation's name with _restored)"},
 		&cli.StringFlag{Name: "out", Usage: "write to `FILE` (replaced when complete) instead of standard output"},
@@ -48,9 +51,9 @@ const exitUnrenderable = 6
 func tableAction(c *cli.Command) error {
 	outFormat := c.String("format")
 	switch outFormat {
-	case "copy", "csv", "jsonl", "sql":
+	case "copy", "csv", "jsonl", "sql", "parquet":
 	default:
-		return usageErr("unrecognized value for option --format: %s (copy, csv, jsonl or sql)", outFormat)
+		return usageErr("unrecognized value for option --format: %s (copy, csv, jsonl, parquet or sql)", outFormat)
 	}
 	if c.String("relation") == "" {
 		return usageErr("give --relation: the table, by name as of the target")
@@ -113,6 +116,9 @@ func tableAction(c *cli.Command) error {
 		as = table.QuoteIdent(rel.Class.Name + "_restored")
 	}
 	var bad []string
+	if outFormat == "parquet" {
+		err = tableParquet(c, tab, cols, text, &bad)
+	}
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		var line, val []byte
@@ -213,7 +219,9 @@ func tableAction(c *cli.Command) error {
 		}
 		return bw.Flush()
 	}
-	if out := c.String("out"); out != "" {
+	if outFormat == "parquet" {
+		// written above
+	} else if out := c.String("out"); out != "" {
 		err = writeAtomic(out, write)
 	} else {
 		err = write(c.Root().Writer)
@@ -263,4 +271,76 @@ func pickColumns(tab *table.Table, list string, skipGenerated bool) ([]int, erro
 		out = append(out, found)
 	}
 	return out, nil
+}
+
+// tableParquet writes the rows of tab's columns cols as one Parquet file
+// (package table's ParquetColumns types them); rows that cannot be read
+// are added to bad and left out.
+func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.ValueText, bad *[]string) error {
+	rel := tab.Relation()
+	picked := make([]table.Column, len(cols))
+	for i, ci := range cols {
+		picked[i] = tab.Columns[ci]
+	}
+	pcs := table.ParquetColumns(rel.Catalog, picked, "")
+	schema := table.ParquetSchema(rel.Class.Name, nil, pcs)
+	meta := map[string]string{"walscope.relation": tab.QualifiedName()}
+	return writeParquet(c, schema, meta, func(w export.RowWriter) error {
+		var r export.Row
+		return tab.Scan(func(row *table.Row) error {
+			var err error
+			if r, err = table.AppendParquetRow(r[:0], pcs, cols, row.Block, row.Offset, row.Values, row.Nulls, text); err != nil {
+				if errors.Is(err, typeout.ErrUnsupported) || errors.Is(err, typeout.ErrUnknownType) {
+					return err
+				}
+				*bad = append(*bad, err.Error())
+				return nil
+			}
+			return w.Write(r)
+		}, func(err error) error {
+			*bad = append(*bad, err.Error())
+			return nil
+		})
+	})
+}
+
+// writeParquet writes a Parquet file of schema s, its rows from fill: to
+// --out, under a temporary name renamed when complete (package export's
+// writer), or to standard output when it is not a terminal (made in a
+// temporary directory, then copied).
+func writeParquet(c *cli.Command, s *export.Schema, meta map[string]string, fill func(export.RowWriter) error) error {
+	out := c.String("out")
+	var tmpDir string
+	if out == "" {
+		if isTerminal(c.Root().Writer) {
+			return usageErr("--format parquet writes a binary file: give --out FILE, or redirect standard output")
+		}
+		var err error
+		if tmpDir, err = os.MkdirTemp("", "walscope-parquet-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmpDir)
+		out = filepath.Join(tmpDir, s.Table+".parquet")
+	}
+	w, err := export.Create(out, export.Parquet, s, export.Options{Metadata: meta})
+	if err != nil {
+		return err
+	}
+	if err := fill(w); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if tmpDir == "" {
+		return nil
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(c.Root().Writer, f)
+	return err
 }
