@@ -23,22 +23,32 @@ import (
 // included), xid u32 @8, database @12, prepared_at i64 @16, owner @24,
 // nsubxacts i32 @28, ncommitrels @32, nabortrels @36, then in 15+
 // ncommitstats @40 and nabortstats @44, ninvalmsgs, initfileinval (bool),
-// gidlen u16, origin_lsn, origin_timestamp: gidlen at @54 and 72 bytes in
-// 15-18, @46 and 64 bytes in 10-14 (the 10-12 TwoPhaseFileHeader of
-// twophase.c has the 13-14 layout; rmgr/xact_desc.go reads the same).
+// gidlen u16, and from 11 origin_lsn and origin_timestamp. Per version
+// (TwoPhaseFileHeader in twophase.c before 13, xl_xact_prepare in xact.h
+// from 13; checked against the pg_twophase files of real servers 10 to 18):
+//
+//	10     magic 0x57F94533, 48 bytes, gidlen @46 (no origin fields)
+//	11-14  magic 0x57F94534, 64 bytes, gidlen @46
+//	15-18  magic 0x57F94534, 72 bytes, gidlen @54
 //
 // File names: "%08X" of the xid up to 17, "%08X%08X" of the epoch and xid
 // (a FullTransactionId) in 18 (TwoPhaseFilePath); both are accepted in any
 // version.
-const twoPhaseMagic = 0x57F94534 // TWOPHASE_MAGIC
+const (
+	twoPhaseMagic10 = 0x57F94533 // TWOPHASE_MAGIC of 10's twophase.c
+	twoPhaseMagic   = 0x57F94534 // TWOPHASE_MAGIC from 11 (origin_lsn and origin_timestamp added)
+)
 
-// twoPhaseHeaderSize is sizeof(xl_xact_prepare) in version v, and gidlenAt
-// the offset of its gidlen.
-func twoPhaseHeaderSize(v xlog.Version) (size, gidlenAt int) {
-	if v >= xlog.V15 {
-		return 72, 54
+// twoPhaseHeader is the magic of a 2PC state in version v, its header's
+// size (sizeof(TwoPhaseFileHeader)) and the offset of its gidlen.
+func twoPhaseHeader(v xlog.Version) (magic uint32, size, gidlenAt int) {
+	switch {
+	case v >= xlog.V15:
+		return twoPhaseMagic, 72, 54
+	case v >= xlog.V11:
+		return twoPhaseMagic, 64, 46
 	}
-	return 64, 46
+	return twoPhaseMagic10, 48, 46
 }
 
 // preparedXact is what a prepared transaction's state tells the commit
@@ -55,7 +65,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // ProcessTwoPhaseBuffer check it: its size, magic, total_len equal to the
 // file's size, and the CRC-32C of everything before the last four bytes.
 func parseTwoPhaseFile(v xlog.Version, data []byte) (preparedXact, error) {
-	hdr, _ := twoPhaseHeaderSize(v)
+	_, hdr, _ := twoPhaseHeader(v)
 	// MAXALIGN(header) + MAXALIGN(TwoPhaseRecordOnDisk) + CRC at least.
 	if len(data) < hdr+8+4 {
 		return preparedXact{}, fmt.Errorf("%w: a 2PC state file of %d bytes is too short", ErrCorrupt, len(data))
@@ -74,12 +84,12 @@ func parseTwoPhaseFile(v xlog.Version, data []byte) (preparedXact, error) {
 // parseTwoPhaseState reads the header, GID and subtransactions of a 2PC
 // state (a PREPARE record's main data, or a file without its CRC).
 func parseTwoPhaseState(v xlog.Version, data []byte) (preparedXact, error) {
-	hdr, gidlenAt := twoPhaseHeaderSize(v)
+	magic, hdr, gidlenAt := twoPhaseHeader(v)
 	if len(data) < hdr {
 		return preparedXact{}, fmt.Errorf("%w: a 2PC state of %d bytes is shorter than its %d-byte header", ErrCorrupt, len(data), hdr)
 	}
-	if m := binary.LittleEndian.Uint32(data); m != twoPhaseMagic {
-		return preparedXact{}, fmt.Errorf("%w: 2PC state magic %08X, want %08X", ErrCorrupt, m, twoPhaseMagic)
+	if m := binary.LittleEndian.Uint32(data); m != magic {
+		return preparedXact{}, fmt.Errorf("%w: 2PC state magic %08X, want %08X (%v)", ErrCorrupt, m, magic, v)
 	}
 	p := preparedXact{XID: xlog.XID(binary.LittleEndian.Uint32(data[8:]))}
 	nsub := int32(binary.LittleEndian.Uint32(data[28:]))
