@@ -11,3 +11,6 @@ func lockFile(path string) (*os.File, error) { return os.OpenFile(path, os.O_RDW
 func holdStaging(dir string) (*os.File, error) { return os.Open(dir) }
 
 func tryLock(string) (*os.File, bool) { return nil, false }
+
+// processAlive cannot tell: a lease is then stale by age only.
+func processAlive(int) bool { return true }

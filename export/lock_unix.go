@@ -39,3 +39,9 @@ func tryLock(dir string) (*os.File, bool) {
 	f, err := holdStaging(dir)
 	return f, err == nil
 }
+
+// processAlive reports whether a process of this host has the pid.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

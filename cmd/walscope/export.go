@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/decode"
@@ -36,6 +37,8 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "append", Usage: "add the WAL after what the incremental dataset `DATASET` (a directory or s3://, gs://, azblob:// URL) covers to it, as a new batch"},
 		&cli.BoolFlag{Name: "verify-exported", Usage: "with --append: check the SHA-256 of every already exported segment the input holds, not only of the one the last batch ended in"},
 		&cli.IntFlag{Name: "file-rows", Value: defaultFileRows, Usage: "with --append: at most `ROWS` rows in one file (a bigger batch's files are split)"},
+		&cli.BoolFlag{Name: "break-lock", Usage: "with --append to an object store: take over the dataset's lease even if the append that holds it may be alive"},
+		&cli.DurationFlag{Name: "lock-ttl", Value: 24 * time.Hour, Usage: "with --append to an object store: a lease older than `DURATION` is stale and taken over (its append has died)"},
 	)
 	return &cli.Command{
 		Name:      "export",
@@ -90,7 +93,7 @@ func exportAction(c *cli.Command) error {
 	if appendTo != "" {
 		return appendAction(c, cfg, appendTo)
 	}
-	for _, f := range []string{"verify-exported", "file-rows"} {
+	for _, f := range []string{"verify-exported", "file-rows", "break-lock", "lock-ttl"} {
 		if c.IsSet(f) {
 			return usageErr("--%s applies to --append only", f)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/export"
-	"github.com/walscope/walscope/internal/outfile"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 	"github.com/walscope/walscope/xlog/objstore"
@@ -29,6 +27,11 @@ const defaultFileRows = 4 << 20
 // changed under a name an earlier batch exported (re-pushed or damaged):
 // nothing is appended.
 const exitSegmentChanged = 3
+
+// exitLeased is export --append's exit code for an object-store dataset
+// another append holds (its lease), or whose batch another append
+// committed first: nothing is appended.
+const exitLeased = 4
 
 // appendHook, set by tests, is called at each step of an append
 // (export.Config.Hook's steps, then "manifest" before the batch's manifest
@@ -52,8 +55,11 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	cfg.PartitionBy, cfg.FileRows = export.PartitionBatch, int64(c.Int("file-rows"))
 	store := objstore.IsURL(target)
 
-	// The dataset's manifest (and, locally, its lock: one append at a time).
+	// The dataset's manifest, and its lock: one append at a time (locally
+	// a flock, in a store a lease object).
 	var dsFS fs.FS
+	var tree *objstore.Tree
+	var root string
 	if store {
 		loc, err := objstore.ParseURL(target)
 		if err != nil {
@@ -63,7 +69,26 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		if err != nil {
 			return storeErr(err)
 		}
-		dsFS = treeFS{t, strings.TrimSuffix(loc.String(), "/")}
+		tree, root = t, strings.TrimSuffix(loc.String(), "/")
+		dsFS = treeFS{t, root}
+		lease, err := export.TakeLease(t, t.Join(root, export.LeaseName), export.LeaseOptions{TTL: c.Duration("lock-ttl"), Break: c.Bool("break-lock"), Version: versionString()})
+		if err != nil {
+			if errors.Is(err, export.ErrLeased) {
+				return &exitError{code: exitLeased, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+			}
+			if e := storeErr(err); e != nil {
+				return e
+			}
+			return err
+		}
+		if lease.TookOver != "" && !c.Bool("quiet") {
+			fmt.Fprintf(c.Root().ErrWriter, "walscope: %s: %s\n", target, lease.TookOver)
+		}
+		defer func() {
+			if err := lease.Release(); err != nil {
+				fmt.Fprintf(c.Root().ErrWriter, "walscope: %s: releasing the lease: %v\n", target, err)
+			}
+		}()
 	} else {
 		lock, err := export.LockDataset(target)
 		if err != nil {
@@ -212,7 +237,10 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			}
 			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
 		}
-		if err := uploadBatch(target, &b); err != nil {
+		if err := tree.Create(tree.Join(root, export.ManifestDir, export.BatchFileName(b.ID)), b.Encode()); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return &exitError{code: exitLeased, noHint: true, msg: fmt.Sprintf("%s: batch %d was committed by another append meanwhile (its lease was broken or taken over); this run's files are not listed, and a re-run appends after that batch", target, b.ID)}
+			}
 			if e := storeErr(err); e != nil {
 				return e
 			}
@@ -227,19 +255,6 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","))
 	}
 	return nil
-}
-
-// uploadBatch uploads the batch's manifest file alone, after its data.
-func uploadBatch(target string, b *export.Batch) error {
-	dir, err := outfile.MkdirTemp(os.TempDir(), "walscope-manifest-")
-	if err != nil {
-		return err
-	}
-	defer func() { os.RemoveAll(dir); outfile.Untrack(dir) }()
-	if err := export.WriteBatch(dir, b); err != nil {
-		return err
-	}
-	return objstore.Upload(context.Background(), dir, target, objstore.UploadOptions{})
 }
 
 // carryOver makes the batch continue the last one: the checkpoint cycle its
