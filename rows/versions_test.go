@@ -163,13 +163,6 @@ CHECKPOINT;`)
 	run("drop", []string{"doomed"}, map[string]map[string]int{"doomed": {"update": 1, "drop": 50}},
 		"UPDATE doomed SET v = 'last' WHERE id = 1", "SAVEPOINT d", "DELETE FROM doomed", "ROLLBACK TO d", "DROP TABLE doomed")
 	prepared = true
-	if cfg.major == 10 {
-		// xactstate refuses PostgreSQL 10's 2PC state (TWOPHASE_MAGIC
-		// 0x57F94533, 11's is 0x57F94534): a known gap of package xactstate,
-		// reported; the replay of a PREPARE record fails there.
-		t.Log("PostgreSQL 10: no prepared transaction (xactstate reads 11's 2PC state format only)")
-		prepared = false
-	}
 	run("prepared", []string{"stock", "notes"}, map[string]map[string]int{"stock": {"update": count("SELECT count(*) FROM stock WHERE id <= 10"), "delete": 1}, "notes": {"insert": 1}},
 		"UPDATE stock SET price = price * 2 WHERE id <= 10", "SAVEPOINT p", "DELETE FROM stock WHERE id = 11", "RELEASE p",
 		"SAVEPOINT q", "DELETE FROM stock", "ROLLBACK TO q", "INSERT INTO notes VALUES (42, 'two-phase')")
