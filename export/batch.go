@@ -1,6 +1,7 @@
 package export
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -258,6 +259,7 @@ func (e *Exporter) BatchSummary() Batch {
 		b.LastCycle = carryOf(e.cfg.Cycles[n-1])
 	}
 	b.Names, b.Databases = e.learntNames()
+	b.Growth, _ = json.Marshal(e.growthSummary())
 	return b
 }
 

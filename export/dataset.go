@@ -119,6 +119,8 @@ type Exporter struct {
 	// keeps the LSN range read on each timeline (batch.go).
 	days dayTrack
 	tl   tlRanges
+	// growth is the batch's growth aggregate (growth.go)
+	growth growthTrack
 }
 
 const closeAhead = 2
@@ -311,6 +313,7 @@ type Span struct {
 	rels    relCache
 	desc    []byte
 	clock   spanClock
+	growth  growthCells
 	tl      tlRanges
 	xacts   *stats.XactCounter
 	cycles  *stats.CycleCounter
@@ -408,6 +411,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			s.clock.see(rec.LSN, end.Time)
 		}
 		day, nameAt = s.clock.dayDir(s.first), rec.LSN
+		s.addGrowth(rec, images, imgRaw)
 	}
 
 	if p := s.records; p != nil {
@@ -648,6 +652,9 @@ func (e *Exporter) Merge(s *Span) error {
 	if !e.haveAny {
 		e.first, e.haveAny = s.first, true
 	}
+	if e.cfg.PartitionBy == PartitionBatch {
+		e.mergeGrowth(s, e.days.lastTime)
+	}
 	e.days.merge(s)
 	e.tl.merge(&s.tl)
 	e.cycles.Merge(s.cycles)
@@ -789,6 +796,7 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) (err error) {
 				day = e.days.at(redo)
 				if c.Checkpoint != 0 {
 					day = dayOf(c.Time)
+					e.addGrowthCheckpoint(redo, day, valueText(r[4]), valueText(r[23]))
 				}
 			}
 			if err := p.writeDay(tli, day, e.first); err != nil {
@@ -912,6 +920,11 @@ func (e *Exporter) writeSegments(p *partWriters, facts []archive.FileFact) error
 		day := ""
 		if e.cfg.PartitionBy == PartitionBatch {
 			day = e.days.at(s.First)
+			size := int64(-1)
+			if !r[3].Null {
+				size = int64(r[3].U)
+			}
+			e.addGrowthSegment(s.Name, day, size)
 		}
 		if err := p.writeDay(s.TLI, day, e.first); err != nil {
 			return err

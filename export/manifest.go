@@ -76,6 +76,11 @@ type Batch struct {
 	Databases []DatabaseName `json:"databases,omitempty"`
 	// Tables are the files written, relative to the dataset's root.
 	Tables map[string]BatchTable `json:"tables"`
+	// Growth is the batch's growth aggregate (growth.go: Growth, read by
+	// ParseGrowth), absent from the manifests of a walscope before growth
+	// version 1. Kept raw: appending a batch reads every manifest and has
+	// no use for it.
+	Growth json.RawMessage `json:"growth,omitempty"`
 }
 
 // TimelineRange is the LSN range [Start, End) read on a timeline.
