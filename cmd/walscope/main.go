@@ -152,6 +152,7 @@ var commands = []commandEntry{
 	{"compare", compareCommand},
 	{"ls", lsCommand},
 	{"export", exportCommand},
+	{"growth", growthCommand},
 	{"report", reportCommand},
 	{"events", eventsCommand},
 	{"pitr", pitrCommand},

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/growth"
+	"github.com/walscope/walscope/xlog/objstore"
+)
+
+func growthCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "growth",
+		Usage: "how an incremental dataset's WAL grew, by day or hour, and a forecast (from its manifests, without the WAL)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dataset", Usage: "the `DATASET` of `export --append` (a directory or an object-store URL)"},
+			&cli.StringFlag{Name: "since", Usage: "first `DAY` reported (YYYY-MM-DD, UTC)"},
+			&cli.StringFlag{Name: "until", Usage: "last `DAY` reported (YYYY-MM-DD, UTC)"},
+			&cli.StringFlag{Name: "by", Value: "day", Usage: "`PERIOD` of the rows: day or hour"},
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "`N` relations in the top lists"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or csv"},
+		},
+		Action: act(growthAction),
+	}
+}
+
+func growthAction(c *cli.Command) error {
+	outFormat := c.String("format")
+	if outFormat != "text" && outFormat != "json" && outFormat != "csv" {
+		return usageErr("unrecognized value for option --format: %s", outFormat)
+	}
+	by := c.String("by")
+	if by != "day" && by != "hour" {
+		return usageErr("unrecognized value for option --by: %s (day or hour)", by)
+	}
+	if c.Args().Len() > 0 {
+		return usageErr("growth reads the dataset only (--dataset), not WAL: %s", c.Args().First())
+	}
+	rep, err := loadGrowth(c, by == "hour")
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(c.Root().Writer)
+	switch outFormat {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	case "csv":
+		err = growthCSV(w, rep, by == "hour")
+	default:
+		err = growthText(w, c.String("dataset"), rep, by == "hour", c.Int("top"))
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	return err
+}
+
+// loadGrowth reads the --dataset's aggregates and builds the report of
+// --since/--until (growth and report --dataset).
+func loadGrowth(c *cli.Command, hours bool) (*growth.Report, error) {
+	target := c.String("dataset")
+	if target == "" {
+		return nil, usageErr("--dataset DATASET is required")
+	}
+	fsys, err := datasetFS(target)
+	if err != nil {
+		return nil, err
+	}
+	d, err := growth.Load(fsys)
+	if err != nil {
+		if e := storeErr(err); e != nil {
+			return nil, e
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
+		return nil, &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+	}
+	rep, err := d.Build(growth.Options{Since: c.String("since"), Until: c.String("until"), Hours: hours, Top: c.Int("top")})
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return rep, nil
+}
+
+// datasetFS is the dataset's root, local or in an object store.
+func datasetFS(target string) (fs.FS, error) {
+	if !objstore.IsURL(target) {
+		if fi, err := os.Stat(target); err != nil || !fi.IsDir() {
+			return nil, &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: not a dataset directory", target)}
+		}
+		return os.DirFS(target), nil
+	}
+	loc, err := objstore.ParseURL(target)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	t, err := storeTree(loc)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	return treeFS{t, strings.TrimSuffix(loc.String(), "/")}, nil
+}
+
+func mb(b float64) string { return strconv.FormatFloat(b/(1<<20), 'f', 2, 64) }
+
+func pct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+func checkpointCell(ck growth.Checkpoints) string {
+	if len(ck) == 0 {
+		return "-"
+	}
+	var keys []string
+	for k := range ck {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, ck[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func growthText(w io.Writer, target string, r *growth.Report, hours bool, top int) error {
+	fmt.Fprintf(w, "Dataset %s: %d batches, days %s to %s", target, r.Batches, r.FirstDay, r.LastDay)
+	if r.Since != "" || r.Until != "" {
+		fmt.Fprintf(w, "; reported %s to %s", orDash(r.Since), orDash(r.Until))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	if hours {
+		fmt.Fprintf(w, "%-13s %10s %12s %8s %12s %6s\n", "hour", "records", "bytes", "images", "image bytes", "fpi%")
+		for _, h := range r.Hours {
+			name := export.UnknownHour
+			if !h.Unknown {
+				name = export.HourKey(h.Start)
+			}
+			fmt.Fprintf(w, "%-13s %10d %12d %8d %12d %5.1f%%\n", name, h.Records, h.Bytes, h.Images, h.ImageBytes, share(h.ImageBytes, h.Bytes))
+		}
+	} else {
+		fmt.Fprintf(w, "%-10s %10s %12s %8s %12s %6s %9s %10s  %s\n", "day", "records", "bytes", "images", "image bytes", "fpi%", "segments", "archive MB", "checkpoints")
+		for _, d := range r.Days {
+			fmt.Fprintf(w, "%-10s %10d %12d %8d %12d %5.1f%% %9d %10s  %s\n", d.Day, d.Records, d.Bytes, d.Images, d.ImageBytes, share(d.ImageBytes, d.Bytes),
+				d.Segments, mb(float64(d.ArchiveBytes)), checkpointCell(d.Checkpoints))
+		}
+	}
+	t := &r.Total
+	fmt.Fprintf(w, "%-10s %10d %12d %8d %12d %5.1f%%\n\n", "total", t.Records, t.Bytes, t.Images, t.ImageBytes, share(t.ImageBytes, t.Bytes))
+
+	fmt.Fprintln(w, "By resource manager:")
+	var rms []string
+	for k := range t.Rmgr {
+		rms = append(rms, k)
+	}
+	sort.Slice(rms, func(i, j int) bool {
+		return t.Rmgr[rms[i]].Bytes > t.Rmgr[rms[j]].Bytes || t.Rmgr[rms[i]].Bytes == t.Rmgr[rms[j]].Bytes && rms[i] < rms[j]
+	})
+	for _, k := range rms {
+		x := t.Rmgr[k]
+		fmt.Fprintf(w, "  %-12s %10d records %12d bytes %5.1f%%  images %d (%d bytes)\n", k, x.Records, x.Bytes, share(x.Bytes, t.Bytes), x.Images, x.ImageBytes)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "By relation (the relation of a record's first block):")
+	for i, x := range t.Relations {
+		if i == top {
+			fmt.Fprintf(w, "  ... %d more\n", len(t.Relations)-top)
+			break
+		}
+		fmt.Fprintf(w, "  %-36s %10d records %12d bytes %5.1f%%\n", x.Label, x.Records, x.Bytes, share(x.Bytes, t.Bytes))
+	}
+	if t.OtherRelations.Records > 0 {
+		fmt.Fprintf(w, "  %-36s %10d records %12d bytes %5.1f%%\n", "(relations folded by the cap)", t.OtherRelations.Records, t.OtherRelations.Bytes, share(t.OtherRelations.Bytes, t.Bytes))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Top growing relations (the last 7 days against the 7 before):")
+	for _, g := range r.TopGrowing {
+		fmt.Fprintf(w, "  %-36s %12d -> %12d bytes  %+d (%s)\n", g.Label, g.Prev7, g.Last7, g.Change, pct(g.ChangePercent))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Weeks (Monday to Sunday):")
+	for _, wk := range r.Weeks {
+		part := ""
+		if wk.Days < 7 {
+			part = fmt.Sprintf(" (%d days)", wk.Days)
+		}
+		fmt.Fprintf(w, "  %s %12d bytes %8s%s\n", wk.Start, wk.Bytes, pct(wk.ChangePercent), part)
+	}
+	fmt.Fprintln(w)
+	f := &r.Forecast
+	fmt.Fprintln(w, "Forecast (trend times weekday factors, least squares; docs/commands/growth.md):")
+	if f.None != "" {
+		fmt.Fprintf(w, "  %s\n", f.None)
+	} else {
+		bt := &f.WAL.Backtest
+		fmt.Fprintf(w, "  history: %d complete days, %s to %s\n", f.HistoryDays, f.HistoryFrom, f.HistoryTo)
+		fmt.Fprintf(w, "  error on the last %d days, fitted on the %d before: MAPE %.1f%%, max %.1f%% (%s MB)\n", bt.HeldBack, bt.FitDays, bt.MAPE, bt.MaxAPE, mb(bt.MaxAbsError))
+		fmt.Fprintf(w, "  WAL per day: trend %+s MB per day per day; next 30 days %s MB, next 90 days %s MB\n", mb(f.WAL.Model.Slope), mb(f.WAL.Next30), mb(f.WAL.Next90))
+		sb := &f.Segments.Backtest
+		fmt.Fprintf(w, "  archive: %s MB now, %s MB in 30 days, %s MB in 90 days (segment bytes per day: MAPE %.1f%% on the held-back days)\n",
+			mb(float64(f.ArchiveBytes)), mb(f.Archive30), mb(f.Archive90), sb.MAPE)
+	}
+	fmt.Fprintln(w)
+	for _, n := range r.NotComputed {
+		fmt.Fprintf(w, "Not computed: %s\n", n)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func share(part, whole uint64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * float64(part) / float64(whole)
+}
+
+// growthCSV writes the report as rows of period, group, key and counts:
+// group total (key empty), rmgr, relation, other_relations, checkpoints
+// (key the cause, count), segments (count, bytes: their sizes), archive
+// (bytes), and forecast (a future day: key wal_bytes or segment_bytes).
+func growthCSV(out io.Writer, r *growth.Report, hours bool) error {
+	w := csv.NewWriter(out)
+	w.Write([]string{"period", "group", "key", "records", "bytes", "images", "image_bytes", "image_bytes_uncompressed", "count"})
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	row := func(period, group, key string, c *growth.Counts, count string) {
+		w.Write([]string{period, group, key, u(c.Records), u(c.Bytes), u(c.Images), u(c.ImageBytes), u(c.ImageBytesRaw), count})
+	}
+	period := func(p *growth.Period) {
+		name := export.UnknownDay
+		if !p.Unknown {
+			name = p.Start.Format(time.DateOnly)
+			if hours {
+				name = export.HourKey(p.Start)
+			}
+		} else if hours {
+			name = export.UnknownHour
+		}
+		row(name, "total", "", &p.Counts, "")
+		var rms []string
+		for k := range p.Rmgr {
+			rms = append(rms, k)
+		}
+		sort.Strings(rms)
+		for _, k := range rms {
+			row(name, "rmgr", k, p.Rmgr[k], "")
+		}
+		for _, x := range p.Relations {
+			row(name, "relation", x.Label, &x.Counts, "")
+		}
+		if p.OtherRelations.Records > 0 {
+			row(name, "other_relations", "", &p.OtherRelations, "")
+		}
+	}
+	if hours {
+		for _, h := range r.Hours {
+			period(h)
+		}
+	} else {
+		for _, d := range r.Days {
+			period(&d.Period)
+			var ks []string
+			for k := range d.Checkpoints {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				w.Write([]string{d.Day, "checkpoints", k, "", "", "", "", "", strconv.Itoa(d.Checkpoints[k])})
+			}
+			w.Write([]string{d.Day, "segments", "", "", strconv.FormatInt(d.SegmentBytes, 10), "", "", "", strconv.Itoa(d.Segments)})
+			w.Write([]string{d.Day, "archive", "", "", strconv.FormatInt(d.ArchiveBytes, 10), "", "", "", ""})
+		}
+	}
+	if f := r.Forecast; f.WAL != nil {
+		for i := range f.WAL.Days {
+			for _, s := range []struct {
+				key string
+				v   float64
+			}{{"wal_bytes", f.WAL.Days[i].Value}, {"segment_bytes", f.Segments.Days[i].Value}} {
+				w.Write([]string{f.WAL.Days[i].Day, "forecast", s.key, "", strconv.FormatFloat(math.Round(s.v), 'f', 0, 64), "", "", "", ""})
+			}
+		}
+	}
+	w.Flush()
+	return w.Error()
+}

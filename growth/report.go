@@ -1,0 +1,317 @@
+package growth
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/walscope/walscope/export"
+)
+
+// Options bound and shape a Report.
+type Options struct {
+	// Since and Until bound the days (YYYY-MM-DD, both included; "" for
+	// no bound). The unknown day is only reported without bounds.
+	Since, Until string
+	// Hours adds the hours of the days (Report.Hours).
+	Hours bool
+	// Top is how many growing relations to list (0: 10).
+	Top int
+}
+
+// RelationCounts is a relation's totals in a period.
+type RelationCounts struct {
+	Relation
+	Label string `json:"label"`
+	Counts
+}
+
+// Growing is a relation's bytes in the last 7 days against the 7 before.
+type Growing struct {
+	Relation
+	Label  string `json:"label"`
+	Last7  uint64 `json:"last_7_days_bytes"`
+	Prev7  uint64 `json:"previous_7_days_bytes"`
+	Change int64  `json:"change_bytes"`
+	// ChangePercent is null when the previous 7 days had none.
+	ChangePercent *float64 `json:"change_percent"`
+}
+
+// Week is a calendar week's (Monday to Sunday) totals.
+type Week struct {
+	Start         string   `json:"week"` // its Monday
+	Days          int      `json:"days"` // of it in the report (7: a whole week)
+	Bytes         uint64   `json:"bytes"`
+	Records       uint64   `json:"records"`
+	ImageBytes    uint64   `json:"image_bytes"`
+	ChangePercent *float64 `json:"change_percent"` // against the week before, null for the first
+}
+
+// ForecastReport is the forecast of daily WAL bytes and of the archive.
+type ForecastReport struct {
+	// History is the complete days the model was fitted to: the report's
+	// days less the dataset's first and last (either may hold part of a
+	// day only), days without WAL counting 0.
+	HistoryFrom string `json:"history_from,omitempty"`
+	HistoryTo   string `json:"history_to,omitempty"`
+	HistoryDays int    `json:"history_days"`
+	// None says why there is no forecast (too little history); WAL and
+	// Segments are nil then.
+	None string `json:"none,omitempty"`
+	// WAL forecasts the records' bytes per day; Segments the bytes of the
+	// segment files per day, whose sum grows the archive.
+	WAL      *Series `json:"wal_bytes,omitempty"`
+	Segments *Series `json:"segment_bytes,omitempty"`
+	// ArchiveBytes is the archive's size at the report's last day (every
+	// segment the dataset lists up to it); In30 and In90 that plus the
+	// segment forecast's next 30 and 90 days.
+	ArchiveBytes int64   `json:"archive_bytes"`
+	Archive30    float64 `json:"archive_bytes_in_30_days"`
+	Archive90    float64 `json:"archive_bytes_in_90_days"`
+}
+
+// Report is what `walscope growth` prints.
+type Report struct {
+	Batches  int    `json:"batches"`
+	FirstDay string `json:"dataset_first_day"`
+	LastDay  string `json:"dataset_last_day"`
+	Since    string `json:"since,omitempty"`
+	Until    string `json:"until,omitempty"`
+	Days     []*Day `json:"days"`
+	// Hours (Options.Hours) are the hours of Days.
+	Hours []*Period `json:"hours,omitempty"`
+	// Total is the days' sum.
+	Total Period `json:"total"`
+	// TopGrowing are the relations whose bytes grew most in the last 7
+	// days of the report against the 7 before.
+	TopGrowing []Growing      `json:"top_growing"`
+	Weeks      []Week         `json:"weeks"`
+	Forecast   ForecastReport `json:"forecast"`
+	// NotComputed names what this version does not report.
+	NotComputed []string `json:"not_computed"`
+}
+
+// NotComputed is what the report leaves out, said in every report.
+var NotComputed = []string{
+	"what-if savings (wal_compression pglz/lz4/zstd on the images, ...): the growth aggregate carries the images' bytes, compressed and not, but not what another compression would have made of them; run `walscope whatif` on the WAL of a day",
+}
+
+// Build makes the report of the dataset's days within opts' bounds.
+func (d *Dataset) Build(opts Options) (*Report, error) {
+	for _, b := range []string{opts.Since, opts.Until} {
+		if b == "" {
+			continue
+		}
+		if _, err := time.Parse(time.DateOnly, b); err != nil {
+			return nil, fmt.Errorf("invalid day %q: YYYY-MM-DD", b)
+		}
+	}
+	if opts.Since != "" && opts.Until != "" && opts.Since > opts.Until {
+		return nil, fmt.Errorf("--since %s is after --until %s", opts.Since, opts.Until)
+	}
+	top := opts.Top
+	if top <= 0 {
+		top = 10
+	}
+	all := d.Days()
+	r := &Report{Batches: d.Batches, Since: opts.Since, Until: opts.Until, NotComputed: NotComputed, Total: *newPeriod(time.Time{}, false)}
+	var known []*Day
+	for _, x := range all {
+		if !x.Unknown {
+			known = append(known, x)
+		}
+	}
+	if len(known) > 0 {
+		r.FirstDay, r.LastDay = known[0].Day, known[len(known)-1].Day
+	}
+	bounded := opts.Since != "" || opts.Until != ""
+	in := func(day string, unknown bool) bool {
+		if unknown {
+			return !bounded
+		}
+		return (opts.Since == "" || day >= opts.Since) && (opts.Until == "" || day <= opts.Until)
+	}
+	for _, x := range all {
+		if in(x.Day, x.Unknown) {
+			x.fill(d)
+			r.Days = append(r.Days, x)
+			r.Total.addPeriod(&x.Period)
+		}
+	}
+	r.Total.fill(d)
+	if opts.Hours {
+		for _, h := range d.Hours {
+			day := export.UnknownDay
+			if !h.Unknown {
+				day = h.Start.Format(time.DateOnly)
+			}
+			if in(day, h.Unknown) {
+				h.fill(d)
+				r.Hours = append(r.Hours, h)
+			}
+		}
+	}
+	var days []*Day // the known days of the report, gaps filled with empty ones
+	for _, x := range r.Days {
+		if x.Unknown {
+			continue
+		}
+		for len(days) > 0 && days[len(days)-1].Start.AddDate(0, 0, 1).Before(x.Start) {
+			t := days[len(days)-1].Start.AddDate(0, 0, 1)
+			e := &Day{Period: *newPeriod(t, false), Day: t.Format(time.DateOnly), Checkpoints: Checkpoints{}, ArchiveBytes: days[len(days)-1].ArchiveBytes}
+			days = append(days, e)
+		}
+		days = append(days, x)
+	}
+	r.TopGrowing = topGrowing(d, days, top)
+	r.Weeks = weeks(days)
+	r.Forecast = forecast(days, r.FirstDay, r.LastDay)
+	return r, nil
+}
+
+// fill lists the period's relations (Period.Relations), largest first.
+func (p *Period) fill(d *Dataset) {
+	p.Relations = p.Relations[:0]
+	for k, c := range p.Relation {
+		rel := d.relation(k)
+		p.Relations = append(p.Relations, RelationCounts{Relation: rel, Label: rel.Label(), Counts: *c})
+	}
+	sort.Slice(p.Relations, func(i, j int) bool {
+		a, b := p.Relations[i], p.Relations[j]
+		if a.Bytes != b.Bytes {
+			return a.Bytes > b.Bytes
+		}
+		return a.Label < b.Label
+	})
+}
+
+func (d *Dataset) relation(k RelKey) Relation {
+	if r := d.Relations[k]; r != nil {
+		return *r
+	}
+	return Relation{Tablespace: k.Tablespace, DB: k.DB, Rel: k.Rel}
+}
+
+// topGrowing compares the last 7 of days with the 7 before.
+func topGrowing(d *Dataset, days []*Day, top int) []Growing {
+	if len(days) == 0 {
+		return []Growing{}
+	}
+	n := len(days)
+	var last, prev []*Period
+	for i := max(0, n-7); i < n; i++ {
+		last = append(last, &days[i].Period)
+	}
+	for i := max(0, n-14); i < max(0, n-7); i++ {
+		prev = append(prev, &days[i].Period)
+	}
+	lt, pt := RelationTotals(last), RelationTotals(prev)
+	var out []Growing
+	for k, c := range lt {
+		g := Growing{Relation: d.relation(k), Last7: c.Bytes}
+		if p := pt[k]; p != nil {
+			g.Prev7 = p.Bytes
+		}
+		out = append(out, g)
+	}
+	for k, p := range pt {
+		if lt[k] == nil {
+			out = append(out, Growing{Relation: d.relation(k), Prev7: p.Bytes})
+		}
+	}
+	for i := range out {
+		g := &out[i]
+		g.Label = g.Relation.Label()
+		g.Change = int64(g.Last7) - int64(g.Prev7)
+		if g.Prev7 > 0 {
+			pc := 100 * float64(g.Change) / float64(g.Prev7)
+			g.ChangePercent = &pc
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Change != out[j].Change {
+			return out[i].Change > out[j].Change
+		}
+		return out[i].Label < out[j].Label
+	})
+	if len(out) > top {
+		out = out[:top]
+	}
+	if out == nil {
+		out = []Growing{}
+	}
+	return out
+}
+
+// weeks sums days by calendar week.
+func weeks(days []*Day) []Week {
+	out := []Week{}
+	for _, x := range days {
+		monday := x.Start.AddDate(0, 0, -weekdayIndex(x.Start)).Format(time.DateOnly)
+		if len(out) == 0 || out[len(out)-1].Start != monday {
+			out = append(out, Week{Start: monday})
+		}
+		w := &out[len(out)-1]
+		w.Days++
+		w.Bytes += x.Bytes
+		w.Records += x.Records
+		w.ImageBytes += x.ImageBytes
+	}
+	for i := 1; i < len(out); i++ {
+		if p := out[i-1].Bytes; p > 0 {
+			pc := 100 * (float64(out[i].Bytes) - float64(p)) / float64(p)
+			out[i].ChangePercent = &pc
+		}
+	}
+	return out
+}
+
+// forecast fits the complete days (not the dataset's first or last).
+func forecast(days []*Day, first, last string) ForecastReport {
+	var hist []*Day
+	for _, x := range days {
+		if x.Day != first && x.Day != last {
+			hist = append(hist, x)
+		}
+	}
+	f := ForecastReport{HistoryDays: len(hist)}
+	if len(days) > 0 {
+		f.ArchiveBytes = days[len(days)-1].ArchiveBytes
+	}
+	if len(hist) > 0 {
+		f.HistoryFrom, f.HistoryTo = hist[0].Day, hist[len(hist)-1].Day
+	}
+	wal := make([]float64, len(hist))
+	seg := make([]float64, len(hist))
+	for i, x := range hist {
+		wal[i], seg[i] = float64(x.Bytes), float64(x.SegmentBytes)
+	}
+	if len(hist) < MinHistoryDays {
+		f.None = fmt.Sprintf("no forecast: %d complete days of history (the dataset's first and last days left out), %d needed", len(hist), MinHistoryDays)
+		return f
+	}
+	start := hist[0].Start
+	var err error
+	if f.WAL, err = ForecastSeries(start, wal); err != nil {
+		f.None = err.Error()
+		return f
+	}
+	f.Segments, _ = ForecastSeries(start, seg)
+	// The forecast starts after the last history day; the report's days
+	// after it (the dataset's last) are in ArchiveBytes already.
+	skip := int(days[len(days)-1].Start.Sub(hist[len(hist)-1].Start).Hours() / 24)
+	for i, x := range f.Segments.Days {
+		if i < skip {
+			continue
+		}
+		if i < skip+30 {
+			f.Archive30 += x.Value
+		}
+		if i < skip+90 {
+			f.Archive90 += x.Value
+		}
+	}
+	f.Archive30 += float64(f.ArchiveBytes)
+	f.Archive90 += float64(f.ArchiveBytes)
+	return f
+}
