@@ -1,0 +1,573 @@
+package duckdbtest
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/walscope/walscope/internal/testwal"
+)
+
+// fixtureDir unpacks the named archives of fixtures/<name> into a temporary
+// directory and returns it and the fixture's own directory.
+func fixtureDir(t *testing.T, name string, archives ...string) (dst, src string) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	src = filepath.Join(filepath.Dir(file), "..", "..", "fixtures", name)
+	dst = t.TempDir()
+	for _, a := range archives {
+		if err := testwal.UntarZstd(filepath.Join(src, a), dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst, src
+}
+
+// duckColumn is a column of a Parquet file as DuckDB reads it.
+type duckColumn struct{ name, typ string }
+
+func describe(t *testing.T, db *sql.DB, file string) []duckColumn {
+	t.Helper()
+	rows, err := db.Query(fmt.Sprintf("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('%s'))", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []duckColumn
+	for rows.Next() {
+		var c duckColumn
+		if err := rows.Scan(&c.name, &c.typ); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// duckText is the SQL that turns a column as DuckDB read it into text
+// comparable with PostgreSQL's (canonical does the rest): booleans as t/f,
+// bytea as \x and lower-case hex, timestamps as microseconds since 1970
+// (or DuckDB's own infinity); floats are scanned as they are.
+func duckText(c duckColumn) string {
+	q := `"` + c.name + `"`
+	switch {
+	case c.typ == "BOOLEAN":
+		return "CASE WHEN " + q + " THEN 't' WHEN NOT " + q + " THEN 'f' END"
+	case c.typ == "BLOB":
+		return `'\x' || lower(hex(` + q + "))"
+	case c.typ == "FLOAT" || c.typ == "DOUBLE":
+		return q
+	case strings.HasPrefix(c.typ, "TIMESTAMP"):
+		return "CASE WHEN isinf(" + q + ") THEN CAST(" + q + " AS VARCHAR) ELSE CAST(epoch_us(" + q + ") AS VARCHAR) END"
+	}
+	return "CAST(" + q + " AS VARCHAR)"
+}
+
+// readDuck reads every column of file in its row order, each through
+// duckText: nil for NULL, a string, or a float32/float64.
+func readDuck(t *testing.T, db *sql.DB, file string, cols []duckColumn) [][]any {
+	t.Helper()
+	var exprs []string
+	for _, c := range cols {
+		exprs = append(exprs, duckText(c))
+	}
+	q := fmt.Sprintf("SELECT %s FROM read_parquet('%s', file_row_number = true) ORDER BY file_row_number", strings.Join(exprs, ", "), file)
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// duckType is the DuckDB type a column of PostgreSQL type pgType (as
+// format_type prints it) must be read as: the types walscope writes typed,
+// everything else text.
+func duckType(pgType string) string {
+	switch pgType {
+	case "boolean":
+		return "BOOLEAN"
+	case "smallint":
+		return "SMALLINT"
+	case "integer":
+		return "INTEGER"
+	case "bigint", "oid":
+		return "BIGINT"
+	case "real":
+		return "FLOAT"
+	case "double precision":
+		return "DOUBLE"
+	case "bytea":
+		return "BLOB"
+	case "uuid":
+		return "UUID"
+	case "date":
+		return "DATE"
+	case "time without time zone":
+		return "TIME"
+	case "timestamp without time zone":
+		return "TIMESTAMP"
+	case "timestamp with time zone":
+		return "TIMESTAMP WITH TIME ZONE"
+	}
+	if m := regexp.MustCompile(`^numeric\((\d+),(\d+)\)$`).FindStringSubmatch(pgType); m != nil {
+		if p, _ := strconv.Atoi(m[1]); p <= 38 {
+			return "DECIMAL(" + m[1] + "," + m[2] + ")"
+		}
+	}
+	return "VARCHAR"
+}
+
+// hasSpecial reports whether a column of DuckDB type typ has a _special
+// companion.
+func hasSpecial(typ string) bool {
+	return typ == "DATE" || strings.HasPrefix(typ, "TIMESTAMP") || strings.HasPrefix(typ, "DECIMAL")
+}
+
+// isSpecial reports whether PostgreSQL's text of a value of a column with
+// a companion is one its typed column cannot hold as a plain value.
+func isSpecial(text string) bool {
+	return text == "infinity" || text == "-infinity" || text == "NaN"
+}
+
+var pgTimestampRE = regexp.MustCompile(`^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(?:([+-])(\d\d)(?::?(\d\d))?(?::(\d\d))?)?( BC)?$`)
+
+// pgMicros is a PostgreSQL ISO timestamp's text (timestamptz's with its
+// offset) as microseconds since 1970-01-01 UTC.
+func pgMicros(t *testing.T, s string) string {
+	m := pgTimestampRE.FindStringSubmatch(s)
+	if m == nil || m[12] != "" {
+		t.Fatalf("timestamp %q: not an ISO timestamp after year 0", s)
+	}
+	n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
+	days := daysFromCivil(n(1), n(2), n(3))
+	us := ((days*24+n(4))*60+n(5))*60 + n(6)
+	us *= 1_000_000
+	if m[7] != "" {
+		f, _ := strconv.ParseInt((m[7] + "00000")[:6], 10, 64)
+		us += f
+	}
+	if m[8] != "" {
+		off := (n(9)*3600 + n(10)*60 + n(11)) * 1_000_000
+		if m[8] == "+" {
+			us -= off
+		} else {
+			us += off
+		}
+	}
+	return strconv.FormatInt(us, 10)
+}
+
+// daysFromCivil is the days from 1970-01-01 to y-m-d (proleptic
+// Gregorian; Howard Hinnant's algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// timeMicros is "HH:MM:SS[.ffffff]" as microseconds since midnight.
+func timeMicros(t *testing.T, s string) string {
+	var h, mi, sec int64
+	frac := ""
+	main, f, _ := strings.Cut(s, ".")
+	if _, err := fmt.Sscanf(main, "%d:%d:%d", &h, &mi, &sec); err != nil {
+		t.Fatalf("time %q: %v", s, err)
+	}
+	if f != "" {
+		frac = (f + "00000")[:6]
+	} else {
+		frac = "0"
+	}
+	fv, _ := strconv.ParseInt(frac, 10, 64)
+	return strconv.FormatInt(((h*60+mi)*60+sec)*1_000_000+fv, 10)
+}
+
+// sameValue compares what DuckDB read (duck, through duckText) of a column
+// of DuckDB type typ with PostgreSQL's text of the value (pg; nil: NULL);
+// it returns a description of the difference, or "".
+func sameValue(t *testing.T, typ string, duck any, pg *string) string {
+	if pg == nil || duck == nil {
+		if (pg == nil) != (duck == nil) {
+			return fmt.Sprintf("DuckDB %v, PostgreSQL %v", showDuck(duck), showPG(pg))
+		}
+		return ""
+	}
+	want := *pg
+	var got string
+	switch x := duck.(type) {
+	case float32:
+		w, err := strconv.ParseFloat(want, 32)
+		if err != nil || math.Float32bits(float32(w)) != math.Float32bits(x) && !(x != x && w != w) {
+			return fmt.Sprintf("DuckDB %v, PostgreSQL %q", x, want)
+		}
+		return ""
+	case float64:
+		w, err := strconv.ParseFloat(want, 64)
+		if err != nil || math.Float64bits(w) != math.Float64bits(x) && !(x != x && w != w) {
+			return fmt.Sprintf("DuckDB %v, PostgreSQL %q", x, want)
+		}
+		return ""
+	case string:
+		got = x
+	case []byte:
+		got = string(x)
+	default:
+		got = fmt.Sprint(x)
+	}
+	switch {
+	case strings.HasPrefix(typ, "TIMESTAMP") && !isSpecial(want):
+		want = pgMicros(t, want)
+	case typ == "TIME":
+		want, got = timeMicros(t, want), timeMicros(t, got)
+	case typ == "DATE":
+		got = strings.Replace(got, " (BC)", " BC", 1)
+	}
+	if got != want {
+		return fmt.Sprintf("DuckDB %q, PostgreSQL %q", got, want)
+	}
+	return ""
+}
+
+func showDuck(v any) string {
+	if v == nil {
+		return "NULL"
+	}
+	return fmt.Sprintf("%q", fmt.Sprint(v))
+}
+
+func showPG(s *string) string {
+	if s == nil {
+		return "NULL"
+	}
+	return fmt.Sprintf("%q", *s)
+}
+
+// copyFields splits a line of COPY's text format into its fields, nil for
+// \N, escapes decoded (copyfromparse.c's CopyReadAttributesText).
+func copyFields(line string) []*string {
+	var out []*string
+	for _, f := range strings.Split(line, "\t") {
+		if f == `\N` {
+			out = append(out, nil)
+			continue
+		}
+		var b strings.Builder
+		for i := 0; i < len(f); i++ {
+			c := f[i]
+			if c != '\\' || i+1 == len(f) {
+				b.WriteByte(c)
+				continue
+			}
+			i++
+			switch c = f[i]; c {
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'v':
+				b.WriteByte('\v')
+			case 'x':
+				j := i + 1
+				for j < len(f) && j < i+3 && strings.IndexByte("0123456789abcdefABCDEF", f[j]) >= 0 {
+					j++
+				}
+				v, _ := strconv.ParseUint(f[i+1:j], 16, 8)
+				b.WriteByte(byte(v))
+				i = j - 1
+			default:
+				if c >= '0' && c <= '7' {
+					j := i
+					for j < len(f) && j < i+3 && f[j] >= '0' && f[j] <= '7' {
+						j++
+					}
+					v, _ := strconv.ParseUint(f[i:j], 8, 8)
+					b.WriteByte(byte(v))
+					i = j - 1
+				} else {
+					b.WriteByte(c)
+				}
+			}
+		}
+		s := b.String()
+		out = append(out, &s)
+	}
+	return out
+}
+
+// TestTableParquetAgainstRecovery: `walscope table --format parquet` of
+// every table of fixtures/pages at each of its restore points, read by
+// DuckDB, holds exactly what the real standby restored there printed for
+// `COPY t TO STDOUT` (expected/<target>/<table>.copy), value by value: the
+// typed columns compared as numbers, instants and bytes (floats bit for
+// bit, NaN and infinities included; timestamps as microseconds since
+// 1970; dates, uuids and decimals as DuckDB prints them), the rest as the
+// server's text; each column of the DuckDB type its PostgreSQL type maps
+// to (expected/<target>/<table>.types, format_type's names); each
+// _special companion null except for infinity and NaN, where it holds
+// the server's text.
+func TestTableParquetAgainstRecovery(t *testing.T) {
+	fx, src := fixtureDir(t, "pages", "archive.tar.zst", "expected.tar.zst")
+	targetsText, err := os.ReadFile(filepath.Join(src, "targets.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(src, "base.tar.gz")
+	db := openDB(t)
+	out := t.TempDir()
+	values, rowsCompared, specials, files := 0, 0, 0, 0
+	typed := map[string]int{}
+	for _, target := range strings.Fields(string(targetsText)) {
+		for _, tab := range []string{"acct", "hist", "kinds", "doomed"} {
+			exp := filepath.Join(fx, "expected", target, tab)
+			copyText, err := os.ReadFile(exp + ".copy")
+			if os.IsNotExist(err) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			typesText, err := os.ReadFile(exp + ".types")
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(out, target+"-"+tab+".parquet")
+			run(t, "table", "--backup", base, "--relation", tab, "--target-name", target, "--format", "parquet", "--out", file, filepath.Join(fx, "archive"))
+			files++
+			// the schema: each column's DuckDB type, companions after theirs
+			var want []duckColumn
+			for _, l := range strings.Split(strings.TrimSpace(string(typesText)), "\n") {
+				name, pgType, _ := strings.Cut(l, " ")
+				c := duckColumn{name, duckType(pgType)}
+				want = append(want, c)
+				if hasSpecial(c.typ) {
+					want = append(want, duckColumn{name + "_special", "VARCHAR"})
+				}
+			}
+			cols := describe(t, db, file)
+			if fmt.Sprint(cols) != fmt.Sprint(want) {
+				t.Fatalf("%s %s: DuckDB reads the columns\n%v\nwant\n%v", target, tab, cols, want)
+			}
+			got := readDuck(t, db, file, cols)
+			var lines []string
+			if s := strings.TrimSuffix(string(copyText), "\n"); s != "" {
+				lines = strings.Split(s, "\n")
+			}
+			if len(got) != len(lines) {
+				t.Fatalf("%s %s: DuckDB reads %d rows, the standby's COPY has %d", target, tab, len(got), len(lines))
+			}
+			for i, l := range lines {
+				fields := copyFields(l)
+				c := 0
+				for _, f := range fields {
+					col := cols[c]
+					pg := f
+					companion := hasSpecial(col.typ)
+					if companion && f != nil && isSpecial(*f) && col.typ != "DATE" && !strings.HasPrefix(col.typ, "TIMESTAMP") {
+						pg = nil // NaN: null in the DECIMAL column
+					}
+					if d := sameValue(t, col.typ, got[i][c], pg); d != "" {
+						t.Errorf("%s %s row %d column %s (%s): %s", target, tab, i+1, col.name, col.typ, d)
+					}
+					if col.typ != "VARCHAR" && f != nil {
+						typed[col.typ]++
+					}
+					values++
+					c++
+					if companion {
+						var wantSpecial *string
+						if f != nil && isSpecial(*f) {
+							wantSpecial = f
+							specials++
+						}
+						if d := sameValue(t, "VARCHAR", got[i][c], wantSpecial); d != "" {
+							t.Errorf("%s %s row %d column %s: %s", target, tab, i+1, cols[c].name, d)
+						}
+						c++
+					}
+				}
+				if c != len(cols) {
+					t.Fatalf("%s %s row %d: %d COPY fields for %d Parquet columns", target, tab, i+1, len(fields), len(cols))
+				}
+				rowsCompared++
+			}
+		}
+	}
+	if rowsCompared == 0 || specials == 0 || len(typed) < 12 {
+		t.Fatalf("too little compared: %d rows, %d special values, typed kinds %v", rowsCompared, specials, typed)
+	}
+	t.Logf("%d files, %d rows, %d values identical to the standby's COPY (%d infinity/NaN in _special columns); non-null typed values per DuckDB type: %v",
+		files, rowsCompared, values, specials, typed)
+}
+
+// TestRowsParquetAgainstJSONL: for each incident of fixtures/rows and each
+// table it changed, `walscope rows --format parquet --relation T`, read by
+// DuckDB, has one row per change of `--format jsonl` (whose rows
+// cmd/walscope's TestRowsAgainstServer checks against the primary's
+// row_to_json), in the same order: lsn, xid, relation, op, has_old and
+// has_new as the JSON says, and every old_ and new_ column the JSON value
+// (its text: numbers as written, strings as they are; arrays and
+// composites, which row_to_json writes as JSON, only not null), null where
+// the change has no such row.
+func TestRowsParquetAgainstJSONL(t *testing.T) {
+	fx, src := fixtureDir(t, "rows", "archive.tar.zst")
+	raw, err := os.ReadFile(filepath.Join(src, "facts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts []struct {
+		Name   string   `json:"name"`
+		XID    uint32   `json:"xid"`
+		Tables []string `json:"tables"`
+	}
+	if err := json.Unmarshal(raw, &facts); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(src, "base.tar.gz")
+	db := openDB(t)
+	out := t.TempDir()
+	changes, values, nonNull, structured := 0, 0, 0, 0
+	for _, f := range facts {
+		for _, tab := range f.Tables {
+			args := []string{"rows", "--backup", base, "--xid", fmt.Sprint(f.XID), "--relation", tab, filepath.Join(fx, "archive")}
+			jsonl := run(t, append(args, "--format", "jsonl")...)
+			file := filepath.Join(out, f.Name+"-"+tab+".parquet")
+			run(t, append(args, "--format", "parquet", "--out", file)...)
+			cols := describe(t, db, file)
+			fixed := []duckColumn{{"lsn", "BIGINT"}, {"lsn_text", "VARCHAR"}, {"xid", "BIGINT"}, {"relation", "VARCHAR"}, {"op", "VARCHAR"}, {"has_old", "BOOLEAN"}, {"has_new", "BOOLEAN"}}
+			if len(cols) < len(fixed) || fmt.Sprint(cols[:len(fixed)]) != fmt.Sprint(fixed) {
+				t.Fatalf("%s %s: columns %v", f.Name, tab, cols)
+			}
+			got := readDuck(t, db, file, cols)
+			index := map[string]int{}
+			for i, c := range cols {
+				index[c.name] = i
+			}
+			lines := strings.Split(strings.TrimSuffix(jsonl, "\n"), "\n")
+			if len(got) != len(lines) {
+				t.Fatalf("%s %s: %d Parquet rows, %d JSON lines", f.Name, tab, len(got), len(lines))
+			}
+			for i, l := range lines {
+				var ch struct {
+					LSN, Relation, Op string
+					XID               json.Number
+					Old, New          map[string]json.RawMessage
+				}
+				dec := json.NewDecoder(strings.NewReader(l))
+				dec.UseNumber()
+				var obj map[string]json.RawMessage
+				if err := dec.Decode(&obj); err != nil {
+					t.Fatal(err)
+				}
+				json.Unmarshal(obj["lsn"], &ch.LSN)
+				json.Unmarshal(obj["relation"], &ch.Relation)
+				json.Unmarshal(obj["op"], &ch.Op)
+				ch.XID = json.Number(obj["xid"])
+				json.Unmarshal(obj["old"], &ch.Old)
+				json.Unmarshal(obj["new"], &ch.New)
+				row := got[i]
+				for _, fc := range []struct {
+					col  string
+					want string
+				}{{"lsn_text", ch.LSN}, {"xid", ch.XID.String()}, {"relation", ch.Relation}, {"op", ch.Op},
+					{"has_old", map[bool]string{true: "t", false: "f"}[ch.Old != nil]}, {"has_new", map[bool]string{true: "t", false: "f"}[ch.New != nil]}} {
+					if g := fmt.Sprint(row[index[fc.col]]); g != fc.want {
+						t.Errorf("%s %s change %d: %s %q, JSON %q", f.Name, tab, i+1, fc.col, g, fc.want)
+					}
+				}
+				for _, img := range []struct {
+					prefix string
+					vals   map[string]json.RawMessage
+				}{{"old_", ch.Old}, {"new_", ch.New}} {
+					for _, c := range cols[len(fixed):] {
+						if !strings.HasPrefix(c.name, img.prefix) || strings.HasSuffix(c.name, "_special") {
+							continue
+						}
+						var want *string
+						if raw, ok := img.vals[strings.TrimPrefix(c.name, img.prefix)]; ok && !bytes.Equal(raw, []byte("null")) {
+							if raw[0] == '[' || raw[0] == '{' {
+								// an array or composite: row_to_json's JSON is not
+								// the text (TestTableParquetAgainstRecovery compares
+								// those with the server's COPY); only not null
+								if row[index[c.name]] == nil {
+									t.Errorf("%s %s change %d column %s: NULL, JSON %s", f.Name, tab, i+1, c.name, raw)
+								}
+								structured++
+								continue
+							}
+							s := jsonText(t, raw)
+							want = &s
+							nonNull++
+						} else if img.vals != nil && !ok {
+							t.Fatalf("%s %s change %d: column %s not in the JSON", f.Name, tab, i+1, c.name)
+						}
+						if d := sameValue(t, c.typ, row[index[c.name]], want); d != "" {
+							t.Errorf("%s %s change %d column %s (%s): %s", f.Name, tab, i+1, c.name, c.typ, d)
+						}
+						values++
+					}
+				}
+				changes++
+			}
+		}
+	}
+	if changes == 0 || nonNull == 0 {
+		t.Fatal("nothing compared")
+	}
+	t.Logf("%d changes, %d old_/new_ values (%d not null) identical to rows --format jsonl; %d arrays and composites checked not null only", changes, values, nonNull, structured)
+}
+
+// jsonText is a row_to_json value as PostgreSQL's text: a string's
+// contents, a number as written, true and false as t and f.
+func jsonText(t *testing.T, raw json.RawMessage) string {
+	switch s := string(raw); {
+	case s == "true":
+		return "t"
+	case s == "false":
+		return "f"
+	case strings.HasPrefix(s, `"`):
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	default:
+		return s
+	}
+}
