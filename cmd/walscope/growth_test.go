@@ -1,0 +1,319 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/growth"
+	"github.com/walscope/walscope/internal/testwal"
+)
+
+// growthFixture is fixtures/growth extracted: archive/ (42 simulated days
+// of a real PostgreSQL 15 under libfaketime) and ref/ (days.csv from
+// pg_waldump, day-ends.csv).
+func growthFixture(t testing.TB) string {
+	root := testwal.Root(t)
+	return testwal.Extract(t, testwal.Set{Name: "fixtures/growth", Dir: filepath.Join(root, "fixtures", "growth")})
+}
+
+// growthCSVFile reads a CSV file into its rows (the header first).
+func growthCSVFile(t testing.TB, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// nightFiles returns, per line of ref/day-ends.csv, the archive's segment
+// files up to the one that day ended in: the archive as it was that night.
+func nightFiles(t testing.TB, fx string) [][]string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(fx, "archive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, row := range growthCSVFile(t, filepath.Join(fx, "ref", "day-ends.csv"))[1:] {
+		var files []string
+		for _, e := range ents {
+			if e.Name() <= row[2] {
+				files = append(files, filepath.Join(fx, "archive", e.Name()))
+			}
+		}
+		out = append(out, files)
+	}
+	return out
+}
+
+// appendNight runs export --append of a night's files; "nothing to
+// append" (a night whose WAL is still in the last batch's segment) is 0 too.
+func appendNight(t *testing.T, ds string, files []string) {
+	t.Helper()
+	_, stderr, code := walscope(t, "", append([]string{"export", "--append", ds, "--span-bytes", "1500000", "-j", "2"}, files...)...)
+	if code != 0 {
+		t.Fatalf("export --append %s (%d files): exit %d\n%s", ds, len(files), code, stderr)
+	}
+}
+
+func growthJSON(t *testing.T, args ...string) *growth.Report {
+	t.Helper()
+	out, stderr, code := walscope(t, "", append([]string{"growth", "--format", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("growth %v: exit %d\n%s", args, code, stderr)
+	}
+	var r growth.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("growth json: %v\n%s", err, out)
+	}
+	return &r
+}
+
+// TestGrowthFixture builds fixtures/growth's dataset night by night (one
+// export --append per simulated day, killed once at each commit step on
+// the last night) and checks growth against pg_waldump's day totals, a
+// single export of the whole archive, its own --since/--until bounds, the
+// forecast's documented backtest and the errors for datasets without the
+// aggregate. DuckDB over the same dataset: internal/duckdbtest's
+// TestGrowthEqualsDuckDB.
+func TestGrowthFixture(t *testing.T) {
+	fx := growthFixture(t)
+	nightly := filepath.Join(t.TempDir(), "nightly")
+	nights := nightFiles(t, fx)
+	var before []byte
+	for i, files := range nights {
+		if i == len(nights)-1 {
+			before, _, _ = runOut(t, "growth", "--dataset", nightly, "--format", "json")
+			for _, step := range []string{"staged", "manifest"} {
+				killedAppend(t, step, append([]string{"export", "--append", nightly, "--span-bytes", "1500000"}, files...)...)
+				after, _, _ := runOut(t, "growth", "--dataset", nightly, "--format", "json")
+				if string(after) != string(before) {
+					t.Errorf("killed at %s: growth changed (a killed run's aggregate is visible)", step)
+				}
+			}
+		}
+		appendNight(t, nightly, files)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	appendNight(t, whole, []string{filepath.Join(fx, "archive")})
+	m, err := export.ReadManifest(os.DirFS(nightly))
+	if err != nil || m == nil || len(m.Batches) < 10 {
+		t.Fatalf("nightly dataset: %v, %d batches", err, len(m.Batches))
+	}
+	rep := growthJSON(t, "--dataset", nightly, "--by", "hour")
+
+	t.Run("pg_waldump", func(t *testing.T) {
+		// ref/days.csv: pg_waldump 15's records and tot lengths per day of
+		// the last COMMIT/ABORT time; every commit is a faked day.
+		ref := growthCSVFile(t, filepath.Join(fx, "ref", "days.csv"))[1:]
+		got := map[string]*growth.Day{}
+		for _, d := range rep.Days {
+			got[d.Day] = d
+		}
+		for _, row := range ref {
+			d := got[row[0]]
+			if d == nil {
+				t.Errorf("%s: not in growth", row[0])
+				continue
+			}
+			if strconv.FormatUint(d.Records, 10) != row[1] || strconv.FormatUint(d.Bytes, 10) != row[2] {
+				t.Errorf("%s: growth %d records, %d bytes; pg_waldump %s, %s", row[0], d.Records, d.Bytes, row[1], row[2])
+			}
+		}
+		if len(ref) < 42 || !strings.HasPrefix(ref[0][0], "2026-09") {
+			t.Errorf("days.csv: %d days from %s", len(ref), ref[0][0])
+		}
+		// hours add up to days, rmgrs and relations to totals
+		var hourBytes, dayBytes uint64
+		for _, h := range rep.Hours {
+			hourBytes += h.Bytes
+			var rm, rel uint64
+			for _, c := range h.Rmgr {
+				rm += c.Bytes
+			}
+			for _, c := range h.Relations {
+				rel += c.Bytes
+			}
+			if rm != h.Bytes || rel+h.OtherRelations.Bytes > h.Bytes {
+				t.Errorf("%s: %d bytes, rmgrs %d, relations %d", h.Start, h.Bytes, rm, rel)
+			}
+		}
+		for _, d := range rep.Days {
+			dayBytes += d.Bytes
+		}
+		if hourBytes != dayBytes || dayBytes != rep.Total.Bytes || len(rep.Hours) < 42*12 {
+			t.Errorf("hours %d bytes, days %d, total %d; %d hours", hourBytes, dayBytes, rep.Total.Bytes, len(rep.Hours))
+		}
+	})
+
+	t.Run("whole", func(t *testing.T) {
+		// One export of the whole archive: the same days, hours, rmgrs,
+		// relations, checkpoints and segments.
+		w := growthJSON(t, "--dataset", whole, "--by", "hour")
+		w.Batches = rep.Batches
+		// The checkpoints' causes are the checkpoints table's, which each
+		// batch infers from the spacing of its own checkpoints (stats'
+		// cause inference): a night's batch sees fewer and leaves more
+		// "unknown". Their number per day is the same.
+		if len(w.Days) != len(rep.Days) {
+			t.Fatalf("%d days whole, %d nightly", len(w.Days), len(rep.Days))
+		}
+		n := *rep
+		n.Days = nil
+		for i, d := range rep.Days {
+			sum := func(c growth.Checkpoints) (k int) {
+				for _, v := range c {
+					k += v
+				}
+				return k
+			}
+			if a, b := sum(d.Checkpoints), sum(w.Days[i].Checkpoints); a != b {
+				t.Errorf("%s: %d checkpoints nightly, %d whole", d.Day, a, b)
+			}
+			x := *d
+			x.Checkpoints = w.Days[i].Checkpoints
+			n.Days = append(n.Days, &x)
+		}
+		if !reflect.DeepEqual(w, &n) {
+			a, _ := json.Marshal(n.Days)
+			b, _ := json.Marshal(w.Days)
+			t.Errorf("nightly and whole differ:\n%.2000s\n%.2000s", a, b)
+		}
+	})
+
+	t.Run("since-until", func(t *testing.T) {
+		r := growthJSON(t, "--dataset", nightly, "--since", "2026-09-14", "--until", "2026-09-20", "--by", "hour")
+		if len(r.Days) != 7 || r.Days[0].Day != "2026-09-14" || r.Days[6].Day != "2026-09-20" {
+			t.Fatalf("days %v", len(r.Days))
+		}
+		var sum uint64
+		for _, d := range rep.Days {
+			if d.Day >= "2026-09-14" && d.Day <= "2026-09-20" {
+				sum += d.Bytes
+			}
+		}
+		if r.Total.Bytes != sum || len(r.Hours) == 0 || r.Hours[0].Start.Format("2006-01-02") != "2026-09-14" {
+			t.Errorf("bounded total %d, want %d", r.Total.Bytes, sum)
+		}
+		if len(r.Weeks) != 1 || r.Weeks[0].Start != "2026-09-14" || r.Weeks[0].Days != 7 {
+			t.Errorf("weeks %+v", r.Weeks)
+		}
+		if r.Forecast.None == "" {
+			t.Errorf("a forecast from %d days", r.Forecast.HistoryDays)
+		}
+		_, stderr, code := walscope(t, "", "growth", "--dataset", nightly, "--since", "2026-10-01", "--until", "2026-09-01")
+		if code != exitUsage || !strings.Contains(stderr, "after --until") {
+			t.Errorf("since after until: exit %d %s", code, stderr)
+		}
+	})
+
+	t.Run("forecast", func(t *testing.T) {
+		f := rep.Forecast
+		if f.WAL == nil {
+			t.Fatalf("no forecast: %s", f.None)
+		}
+		byDay := map[string]uint64{}
+		for _, d := range rep.Days {
+			byDay[d.Day] = d.Bytes
+		}
+		bt := f.WAL.Backtest
+		if bt.HeldBack != growth.HoldBack(f.HistoryDays) || bt.FitDays+bt.HeldBack != min(f.HistoryDays, growth.MaxHistoryDays) || len(bt.Days) != bt.HeldBack {
+			t.Errorf("backtest %d+%d days of %d", bt.FitDays, bt.HeldBack, f.HistoryDays)
+		}
+		var ape, maxAPE float64
+		for _, d := range bt.Days {
+			if d.Actual != float64(byDay[d.Day]) {
+				t.Errorf("%s: actual %v, day %d", d.Day, d.Actual, byDay[d.Day])
+			}
+			a := 100 * math.Abs(d.Predicted-d.Actual) / d.Actual
+			ape += a
+			maxAPE = math.Max(maxAPE, a)
+		}
+		if math.Abs(ape/float64(len(bt.Days))-bt.MAPE) > 1e-9 || math.Abs(maxAPE-bt.MaxAPE) > 1e-9 {
+			t.Errorf("MAPE %v, max %v; recomputed %v, %v", bt.MAPE, bt.MaxAPE, ape/float64(len(bt.Days)), maxAPE)
+		}
+		if f.ArchiveBytes != int64(len(growthCSVFile(t, filepath.Join(fx, "ref", "segments.txt"))))<<20 || f.Archive90 < f.Archive30 || f.Archive30 < float64(f.ArchiveBytes) {
+			t.Errorf("archive %d now, %v in 30 days, %v in 90", f.ArchiveBytes, f.Archive30, f.Archive90)
+		}
+		t.Logf("forecast: history %d days %s..%s; WAL backtest (%d fit, %d held back) MAPE %.1f%% max %.1f%% (%.0f bytes); next 30 days %.0f, 90 days %.0f; archive %d now, %.0f in 30 days, %.0f in 90; segments backtest MAPE %.1f%%",
+			f.HistoryDays, f.HistoryFrom, f.HistoryTo, bt.FitDays, bt.HeldBack, bt.MAPE, bt.MaxAPE, bt.MaxAbsError, f.WAL.Next30, f.WAL.Next90,
+			f.ArchiveBytes, f.Archive30, f.Archive90, f.Segments.Backtest.MAPE)
+	})
+
+	t.Run("text-csv", func(t *testing.T) {
+		out, _, code := runOut(t, "growth", "--dataset", nightly)
+		if code != 0 || !strings.Contains(string(out), "2026-10-18") || !strings.Contains(string(out), "public.archive_items") || !strings.Contains(string(out), "MAPE") {
+			t.Errorf("text: exit %d\n%s", code, out)
+		}
+		out, _, code = runOut(t, "growth", "--dataset", nightly, "--format", "csv")
+		rows, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+		if code != 0 || err != nil {
+			t.Fatalf("csv: exit %d, %v", code, err)
+		}
+		totals := map[string]string{}
+		for _, r := range rows[1:] {
+			if r[1] == "total" {
+				totals[r[0]] = r[4]
+			}
+		}
+		for _, d := range rep.Days {
+			if totals[d.Day] != strconv.FormatUint(d.Bytes, 10) {
+				t.Errorf("csv %s: %s bytes, json %d", d.Day, totals[d.Day], d.Bytes)
+			}
+		}
+	})
+
+	t.Run("no-aggregate", func(t *testing.T) {
+		// A manifest of a walscope before growth version 1: the same
+		// manifests without "growth".
+		old := t.TempDir()
+		md := filepath.Join(old, export.ManifestDir)
+		os.Mkdir(md, 0o755)
+		ents, _ := os.ReadDir(filepath.Join(nightly, export.ManifestDir))
+		for _, e := range ents {
+			var b map[string]any
+			data, _ := os.ReadFile(filepath.Join(nightly, export.ManifestDir, e.Name()))
+			if err := json.Unmarshal(data, &b); err != nil {
+				t.Fatal(err)
+			}
+			delete(b, "growth")
+			data, _ = json.Marshal(b)
+			os.WriteFile(filepath.Join(md, e.Name()), data, 0o644)
+		}
+		_, stderr, code := walscope(t, "", "growth", "--dataset", old)
+		if code != exitUsage || !strings.Contains(stderr, "no growth aggregate") || !strings.Contains(stderr, "export --append NEWDIR") {
+			t.Errorf("old manifest: exit %d\n%s", code, stderr)
+		}
+		// export --out: no manifest at all
+		out := filepath.Join(t.TempDir(), "out")
+		if _, stderr, code := walscope(t, "", "export", "--out", out, "--tables", "records", filepath.Join(fx, "archive")); code != 0 {
+			t.Fatal(stderr)
+		}
+		_, stderr, code = walscope(t, "", "growth", "--dataset", out)
+		if code != exitUsage || !strings.Contains(stderr, "not an incremental dataset") {
+			t.Errorf("export --out dataset: exit %d\n%s", code, stderr)
+		}
+	})
+}
+
+// runOut runs walscope and returns its stdout as bytes.
+func runOut(t *testing.T, args ...string) ([]byte, string, int) {
+	t.Helper()
+	out, stderr, code := walscope(t, "", args...)
+	return []byte(out), stderr, code
+}
+
