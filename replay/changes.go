@@ -59,6 +59,12 @@ type Change struct {
 	DB     uint32
 	RelIDs []uint32
 
+	// Without a backup (Config.NoBackup): whether the old tuple's page was
+	// known just before the record and the new tuple's just after
+	// (Replay.Known), and what the record itself logs of the row.
+	OldKnown, NewKnown bool
+	Logged             *Logged
+
 	seq int // WAL order (a MULTI_INSERT gives several changes at one LSN)
 }
 
@@ -192,6 +198,18 @@ func (r *Replay) watchBefore(d *decode.Record) []pendingChange {
 			out = append(out, pendingChange{c: c, newBlock: t.Block, newOff: t.Offset, wantNew: true})
 		}
 	}
+	if r.cfg.NoBackup && len(out) > 0 {
+		lg := r.logged(d)
+		for i, p := range out {
+			c := p.c
+			if c.Op == ChangeDelete || c.Op == ChangeUpdate {
+				c.OldKnown = r.Known(c.Rel, c.OldBlock)
+			}
+			if len(lg) == len(out) {
+				c.Logged = &lg[i]
+			}
+		}
+	}
 	return out
 }
 
@@ -204,6 +222,7 @@ func (r *Replay) watchAfter(pend []pendingChange) {
 		if p.wantNew {
 			c.NewBlock, c.NewOffset = p.newBlock, p.newOff
 			c.New = r.tupleAt(c.Rel, p.newBlock, p.newOff)
+			c.NewKnown = r.Known(c.Rel, p.newBlock)
 		}
 		if r.pending == nil {
 			r.pending = map[xlog.XID][]*Change{}
@@ -292,6 +311,16 @@ func (r *Replay) tupleAt(rel decode.RelFileLocator, blk uint32, off uint16) []by
 // block is held first (read from the backup if it was not), so that the
 // redo that follows finds it instead of reading it again.
 func (r *Replay) oldTupleAt(rel decode.RelFileLocator, blk uint32, off uint16) []byte {
+	if r.cfg.NoBackup {
+		h, err := r.store.get(blockKey{rel, decode.ForkMain, blk})
+		if err != nil || h == nil {
+			return nil
+		}
+		if t := itemAt(h.page, off); t != nil {
+			return append([]byte(nil), t...)
+		}
+		return nil
+	}
 	if n, err := r.NBlocks(rel, decode.ForkMain); err != nil || blk >= n {
 		return nil
 	}

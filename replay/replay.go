@@ -95,6 +95,14 @@ type Config struct {
 	// are watched, instead of every xid from WatchXID on until their end
 	// says whose they are (less memory beside concurrent transactions).
 	WatchSubxacts []xlog.XID
+	// NoBackup replays the WAL alone (Backup is then not read): the WAL
+	// is read from Start (0: its first segment), a page is known only
+	// from an image or an initialisation in it (walonly.go), the others
+	// stay unknown, and watched changes carry what their records log
+	// (Change.Logged). BlockSize is then BLCKSZ (0: 8192).
+	NoBackup  bool
+	Start     xlog.LSN
+	BlockSize uint32
 }
 
 // Stop is where the replay ended.
@@ -159,6 +167,12 @@ type Replay struct {
 // Run replays cfg.WAL from the backup's start to the target, in one
 // reading, and returns the pages and state as of the target.
 func Run(cfg Config) (*Replay, error) {
+	if cfg.NoBackup {
+		if cfg.BlockSize == 0 {
+			cfg.BlockSize = 8192
+		}
+		cfg.Backup = noBackup{start: cfg.Start, blockSize: cfg.BlockSize}
+	}
 	b := cfg.Backup
 	bs := int(b.BlockSize())
 	if bs == 0 {
@@ -230,7 +244,7 @@ func (r *Replay) run() error {
 	if r.xacts, err = xactstate.New(cfg.Backup, r.version, r.blockSize); err != nil {
 		return err
 	}
-	if err := r.loadRelMaps(); err != nil {
+	if err := r.loadRelMaps(); err != nil && !cfg.NoBackup {
 		return err
 	}
 	first := true
@@ -259,9 +273,13 @@ func (r *Replay) run() error {
 			r.stop.LSN, r.stop.EndOfWAL = end, true
 			break
 		}
+		if first && cfg.NoBackup {
+			// no backup to be consistent with: the WAL read is all there is
+			r.stop.Consistent = rec.LSN
+		}
 		if first {
 			first = false
-			if rec.LSN > start+xlog.LSN(rd.PageSize()) {
+			if !cfg.NoBackup && rec.LSN > start+xlog.LSN(rd.PageSize()) {
 				return &Error{LSN: rec.LSN, Msg: fmt.Sprintf("the first record read is at %s, the backup starts at %s", rec.LSN, start), Err: ErrWALMissing}
 			}
 		}
@@ -539,6 +557,9 @@ func (r *Replay) redoBlocks(d *decode.Record, imagesOnly bool) error {
 			continue
 		}
 		init := b.WillInit() || b.HasImage && b.Apply
+		if r.cfg.NoBackup && !init && r.store.blocks[blockKey{b.Rel, decode.ForkMain, b.Block}] == nil {
+			continue // a page the WAL read has not shown: it stays unknown
+		}
 		h, err := r.block(blockKey{b.Rel, decode.ForkMain, b.Block}, init)
 		if err != nil {
 			return &Error{LSN: d.LSN, Msg: err.Error(), Err: ErrRedoFailed}
