@@ -316,4 +316,3 @@ func runOut(t *testing.T, args ...string) ([]byte, string, int) {
 	out, stderr, code := walscope(t, "", args...)
 	return []byte(out), stderr, code
 }
-
