@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/internal/testwal"
 )
 
@@ -148,47 +150,49 @@ func hasSpecial(typ string) bool {
 	return typ == "DATE" || strings.HasPrefix(typ, "TIMESTAMP") || strings.HasPrefix(typ, "DECIMAL")
 }
 
-// isSpecial reports whether PostgreSQL's text of a value of a column with
-// a companion is one its typed column cannot hold as a plain value.
-func isSpecial(text string) bool {
-	return text == "infinity" || text == "-infinity" || text == "NaN"
-}
-
 var pgTimestampRE = regexp.MustCompile(`^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(?:([+-])(\d\d)(?::?(\d\d))?(?::(\d\d))?)?( BC)?$`)
 
 // pgMicros is a PostgreSQL ISO timestamp's text (timestamptz's with its
-// offset) as microseconds since 1970-01-01 UTC.
-func pgMicros(t *testing.T, s string) string {
+// offset; BC years too) as microseconds since 1970-01-01 UTC, and whether
+// they fit an INT64 short of DuckDB's infinities.
+func pgMicros(t *testing.T, s string) (string, bool) {
 	m := pgTimestampRE.FindStringSubmatch(s)
-	if m == nil || m[12] != "" {
-		t.Fatalf("timestamp %q: not an ISO timestamp after year 0", s)
+	if m == nil {
+		t.Fatalf("timestamp %q: not an ISO timestamp", s)
 	}
 	n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
-	days := daysFromCivil(n(1), n(2), n(3))
-	us := ((days*24+n(4))*60+n(5))*60 + n(6)
-	us *= 1_000_000
-	if m[7] != "" {
-		f, _ := strconv.ParseInt((m[7] + "00000")[:6], 10, 64)
-		us += f
+	year := n(1)
+	if m[12] != "" {
+		year = 1 - year // 1 BC is year 0
 	}
+	secs := ((daysFromCivil(year, n(2), n(3))*24+n(4))*60+n(5))*60 + n(6)
 	if m[8] != "" {
-		off := (n(9)*3600 + n(10)*60 + n(11)) * 1_000_000
+		off := n(9)*3600 + n(10)*60 + n(11)
 		if m[8] == "+" {
-			us -= off
+			secs -= off
 		} else {
-			us += off
+			secs += off
 		}
 	}
-	return strconv.FormatInt(us, 10)
+	us := new(big.Int).Mul(big.NewInt(secs), big.NewInt(1_000_000))
+	if m[7] != "" {
+		f, _ := strconv.ParseInt((m[7] + "00000")[:6], 10, 64)
+		us.Add(us, big.NewInt(f))
+	}
+	fits := us.IsInt64() && us.Int64() != math.MaxInt64 && us.Int64() > -math.MaxInt64
+	return us.String(), fits
 }
 
 // daysFromCivil is the days from 1970-01-01 to y-m-d (proleptic
-// Gregorian; Howard Hinnant's algorithm).
+// Gregorian, astronomical years; Howard Hinnant's days_from_civil).
 func daysFromCivil(y, m, d int64) int64 {
 	if m <= 2 {
 		y--
 	}
 	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era-- // floor
+	}
 	yoe := y - era*400
 	mp := (m + 9) % 12
 	doy := (153*mp+2)/5 + d - 1
@@ -246,12 +250,17 @@ func sameValue(t *testing.T, typ string, duck any, pg *string) string {
 		got = fmt.Sprint(x)
 	}
 	switch {
-	case strings.HasPrefix(typ, "TIMESTAMP") && !isSpecial(want):
-		want = pgMicros(t, want)
+	case strings.HasPrefix(typ, "TIMESTAMP") && want != "infinity" && want != "-infinity":
+		want, _ = pgMicros(t, want)
 	case typ == "TIME":
 		want, got = timeMicros(t, want), timeMicros(t, got)
 	case typ == "DATE":
 		got = strings.Replace(got, " (BC)", " BC", 1)
+	case strings.HasPrefix(typ, "DECIMAL("):
+		// DuckDB prints DECIMAL(p,p) without the 0 before the point
+		if strings.HasPrefix(got, ".") || strings.HasPrefix(got, "-.") {
+			got = strings.Replace(got, ".", "0.", 1)
+		}
 	}
 	if got != want {
 		return fmt.Sprintf("DuckDB %q, PostgreSQL %q", got, want)
@@ -331,6 +340,91 @@ func copyFields(line string) []*string {
 	return out
 }
 
+// tally counts what was compared.
+type tally struct {
+	files, rows, values, specials int
+	typed                         map[string]int // non-null typed values by DuckDB type
+}
+
+// specialValue reports whether PostgreSQL's text of a value of a column of
+// DuckDB type typ is one the typed column cannot hold as a plain value
+// (its _special companion then holds the text), and whether the typed
+// column is then null (NaN, timestamps past INT64 microseconds since 1970)
+// rather than DuckDB's infinity (±infinity).
+func specialValue(t *testing.T, typ, text string) (special, null bool) {
+	switch {
+	case strings.HasPrefix(typ, "DECIMAL"):
+		return text == "NaN", true
+	case typ == "DATE":
+		return text == "infinity" || text == "-infinity", false
+	case strings.HasPrefix(typ, "TIMESTAMP"):
+		if text == "infinity" || text == "-infinity" {
+			return true, false
+		}
+		_, fits := pgMicros(t, text)
+		return !fits, true
+	}
+	return false, false
+}
+
+// compareWithCopy reads file with DuckDB and compares it with the lines of
+// COPY's text output of the same rows: the columns DuckDB reads must be
+// want, and each value the server's (sameValue), each _special companion
+// null but for the values specialValue says.
+func compareWithCopy(t *testing.T, db *sql.DB, file, label string, want []duckColumn, lines []string, n *tally) {
+	t.Helper()
+	cols := describe(t, db, file)
+	if fmt.Sprint(cols) != fmt.Sprint(want) {
+		t.Fatalf("%s: DuckDB reads the columns\n%v\nwant\n%v", label, cols, want)
+	}
+	got := readDuck(t, db, file, cols)
+	if len(got) != len(lines) {
+		t.Fatalf("%s: DuckDB reads %d rows, the server's COPY has %d", label, len(got), len(lines))
+	}
+	for i, l := range lines {
+		fields := copyFields(l)
+		c := 0
+		for _, f := range fields {
+			if c >= len(cols) {
+				break
+			}
+			col := cols[c]
+			pg := f
+			companion := hasSpecial(col.typ)
+			special := false
+			if companion && f != nil {
+				var null bool
+				if special, null = specialValue(t, col.typ, *f); special && null {
+					pg = nil
+				}
+			}
+			if d := sameValue(t, col.typ, got[i][c], pg); d != "" {
+				t.Errorf("%s row %d column %s (%s): %s", label, i+1, col.name, col.typ, d)
+			}
+			if col.typ != "VARCHAR" && f != nil {
+				n.typed[col.typ]++
+			}
+			n.values++
+			c++
+			if companion {
+				var wantSpecial *string
+				if special {
+					wantSpecial = f
+					n.specials++
+				}
+				if d := sameValue(t, "VARCHAR", got[i][c], wantSpecial); d != "" {
+					t.Errorf("%s row %d column %s: %s", label, i+1, cols[c].name, d)
+				}
+				c++
+			}
+		}
+		if c != len(cols) {
+			t.Fatalf("%s row %d: %d COPY fields for %d Parquet columns", label, i+1, len(fields), len(cols))
+		}
+		n.rows++
+	}
+}
+
 // TestTableParquetAgainstRecovery: `walscope table --format parquet` of
 // every table of fixtures/pages at each of its restore points, read by
 // DuckDB, holds exactly what the real standby restored there printed for
@@ -351,8 +445,7 @@ func TestTableParquetAgainstRecovery(t *testing.T) {
 	base := filepath.Join(src, "base.tar.gz")
 	db := openDB(t)
 	out := t.TempDir()
-	values, rowsCompared, specials, files := 0, 0, 0, 0
-	typed := map[string]int{}
+	n := tally{typed: map[string]int{}}
 	for _, target := range strings.Fields(string(targetsText)) {
 		for _, tab := range []string{"acct", "hist", "kinds", "doomed"} {
 			exp := filepath.Join(fx, "expected", target, tab)
@@ -369,7 +462,7 @@ func TestTableParquetAgainstRecovery(t *testing.T) {
 			}
 			file := filepath.Join(out, target+"-"+tab+".parquet")
 			run(t, "table", "--backup", base, "--relation", tab, "--target-name", target, "--format", "parquet", "--out", file, filepath.Join(fx, "archive"))
-			files++
+			n.files++
 			// the schema: each column's DuckDB type, companions after theirs
 			var want []duckColumn
 			for _, l := range strings.Split(strings.TrimSpace(string(typesText)), "\n") {
@@ -380,60 +473,18 @@ func TestTableParquetAgainstRecovery(t *testing.T) {
 					want = append(want, duckColumn{name + "_special", "VARCHAR"})
 				}
 			}
-			cols := describe(t, db, file)
-			if fmt.Sprint(cols) != fmt.Sprint(want) {
-				t.Fatalf("%s %s: DuckDB reads the columns\n%v\nwant\n%v", target, tab, cols, want)
-			}
-			got := readDuck(t, db, file, cols)
 			var lines []string
 			if s := strings.TrimSuffix(string(copyText), "\n"); s != "" {
 				lines = strings.Split(s, "\n")
 			}
-			if len(got) != len(lines) {
-				t.Fatalf("%s %s: DuckDB reads %d rows, the standby's COPY has %d", target, tab, len(got), len(lines))
-			}
-			for i, l := range lines {
-				fields := copyFields(l)
-				c := 0
-				for _, f := range fields {
-					col := cols[c]
-					pg := f
-					companion := hasSpecial(col.typ)
-					if companion && f != nil && isSpecial(*f) && col.typ != "DATE" && !strings.HasPrefix(col.typ, "TIMESTAMP") {
-						pg = nil // NaN: null in the DECIMAL column
-					}
-					if d := sameValue(t, col.typ, got[i][c], pg); d != "" {
-						t.Errorf("%s %s row %d column %s (%s): %s", target, tab, i+1, col.name, col.typ, d)
-					}
-					if col.typ != "VARCHAR" && f != nil {
-						typed[col.typ]++
-					}
-					values++
-					c++
-					if companion {
-						var wantSpecial *string
-						if f != nil && isSpecial(*f) {
-							wantSpecial = f
-							specials++
-						}
-						if d := sameValue(t, "VARCHAR", got[i][c], wantSpecial); d != "" {
-							t.Errorf("%s %s row %d column %s: %s", target, tab, i+1, cols[c].name, d)
-						}
-						c++
-					}
-				}
-				if c != len(cols) {
-					t.Fatalf("%s %s row %d: %d COPY fields for %d Parquet columns", target, tab, i+1, len(fields), len(cols))
-				}
-				rowsCompared++
-			}
+			compareWithCopy(t, db, file, target+" "+tab, want, lines, &n)
 		}
 	}
-	if rowsCompared == 0 || specials == 0 || len(typed) < 12 {
-		t.Fatalf("too little compared: %d rows, %d special values, typed kinds %v", rowsCompared, specials, typed)
+	if n.rows == 0 || n.specials == 0 || len(n.typed) < 12 {
+		t.Fatalf("too little compared: %+v", n)
 	}
 	t.Logf("%d files, %d rows, %d values identical to the standby's COPY (%d infinity/NaN in _special columns); non-null typed values per DuckDB type: %v",
-		files, rowsCompared, values, specials, typed)
+		n.files, n.rows, n.values, n.specials, n.typed)
 }
 
 // TestRowsParquetAgainstJSONL: for each incident of fixtures/rows and each
@@ -570,4 +621,66 @@ func jsonText(t *testing.T, raw json.RawMessage) string {
 	default:
 		return s
 	}
+}
+
+// TestTableParquetEdges: the values at the edges of each typed column,
+// made by a real PostgreSQL 15 (numeric(p,s) NaN, 38 digits, a negative
+// scale and a scale above the precision, more than 38 digits as text, a
+// domain over numeric(5,1); timestamps past 294247 AD and BC, infinities,
+// the microsecond before 1970; dates in 5874897 AD and BC; time 24:00:00;
+// int2 and oid extremes; the smallest floats, -0, NaN, -Infinity; empty
+// bytea and text, non-ASCII text), archived with a restore point after
+// them: `walscope table --format parquet` at that restore point, read by
+// DuckDB, is the server's own `COPY edges TO STDOUT` value for value, each
+// column of the type the mapping promises.
+func TestTableParquetEdges(t *testing.T) {
+	server, client := pgtest.Need(t, 15)
+	work := pgtest.WorkDir(t, "walscope-parquet-edges-", "WALSCOPE_KEEP")
+	archive := filepath.Join(work, "archive")
+	if err := os.Mkdir(archive, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.ChownPG(t, archive)
+	s := pgtest.New(t, work, "primary", 15, server, client)
+	s.InitDB(t, "", fmt.Sprintf("wal_level = replica\narchive_mode = on\narchive_command = 'cp %%p %s/%%f'\ntimezone = 'Asia/Kolkata'\n", archive))
+	s.Start(t)
+	base := filepath.Join(work, "base")
+	s.BaseBackup(t, base)
+	s.Query(t, `create domain dec51 as numeric(5,1);
+create table edges (id int, n102 numeric(10,2), n405 numeric(40,5), nneg numeric(3,-2), nsmall numeric(2,4), n38 numeric(38,0),
+  dm dec51, ts timestamp, tstz timestamptz, d date, t time, i2 int2, o oid, f4 real, f8 double precision, by bytea, txt text);
+insert into edges values
+ (1, 'NaN', '12345678901234567890123456789012345.12345', 12300, 0.0012, '99999999999999999999999999999999999999', 1234.5,
+  '294276-12-31 23:59:59.999999', '294276-12-31 23:59:59.999999+00', '5874897-12-31', '24:00:00', 32767, 4294967295,
+  '1.17549435e-38', '4.9e-324', '\x', 'é ünïcode ✓ 日本'),
+ (2, -99999999.99, '-12345678901234567890123456789012345.12345', -99900, -0.0099, '-99999999999999999999999999999999999999', -9999.9,
+  '4713-01-01 00:00:00 BC', 'infinity', '-infinity', '00:00:00', -32768, 0, '-Infinity', 'NaN', '\xdeadbeef', ''),
+ (3, 0, 0, 0, 0, 0, 0, '1970-01-01', '1969-12-31 23:59:59.999999+00', '0001-01-01 BC', '12:34:56.000001', 0, 2147483648, '-0', '-0', null, null),
+ (4, null, null, null, null, null, null, '-infinity', '294246-12-31 23:59:59.999999+00', 'infinity', null, null, null, 'NaN', 'Infinity', null, 'x'),
+ (5, 0.01, 1e-5, 100, 0.0001, 1, 0.1, '2026-12-04 10:00:00.5', '2026-12-04 10:00:00.5+05:30', '2024-02-29', '23:59:59.999999', -1, 1, 3.4028235e38, 1.7976931348623157e308, '\x00', E'tab\there')`)
+	s.Query(t, "select pg_create_restore_point('edges')")
+	s.Query(t, "select pg_switch_wal()")
+	lines := s.Query(t, "copy edges to stdout")
+	if err := s.Stop("fast"); err != nil { // the archiver archives the switched segment first
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "edges.parquet")
+	run(t, "table", "--backup", base, "--relation", "edges", "--target-name", "edges", "--format", "parquet", "--out", file, archive)
+	want := []duckColumn{{"id", "INTEGER"},
+		{"n102", "DECIMAL(10,2)"}, {"n102_special", "VARCHAR"},
+		{"n405", "VARCHAR"},
+		{"nneg", "DECIMAL(5,0)"}, {"nneg_special", "VARCHAR"},
+		{"nsmall", "DECIMAL(4,4)"}, {"nsmall_special", "VARCHAR"},
+		{"n38", "DECIMAL(38,0)"}, {"n38_special", "VARCHAR"},
+		{"dm", "DECIMAL(5,1)"}, {"dm_special", "VARCHAR"},
+		{"ts", "TIMESTAMP"}, {"ts_special", "VARCHAR"},
+		{"tstz", "TIMESTAMP WITH TIME ZONE"}, {"tstz_special", "VARCHAR"},
+		{"d", "DATE"}, {"d_special", "VARCHAR"},
+		{"t", "TIME"}, {"i2", "SMALLINT"}, {"o", "BIGINT"}, {"f4", "FLOAT"}, {"f8", "DOUBLE"}, {"by", "BLOB"}, {"txt", "VARCHAR"}}
+	n := tally{typed: map[string]int{}}
+	compareWithCopy(t, openDB(t), file, "edges", want, lines, &n)
+	if n.rows != 5 || n.specials < 7 {
+		t.Fatalf("compared %+v, want 5 rows and at least 7 special values", n)
+	}
+	t.Logf("%d rows, %d values identical to the server's COPY (%d in _special columns); non-null typed values: %v", n.rows, n.values, n.specials, n.typed)
 }
