@@ -224,9 +224,14 @@ func (c *Catalog) Attributes(relid uint32) []Attribute {
 var ErrNotFound = errors.New("not found in the catalog")
 
 // Desc returns relation relid's tuple descriptor: attributes 1 to relnatts,
-// each present once.
+// each present once. A relation neither pg_class nor pg_attribute has is an
+// error wrapping ErrNotFound (an empty descriptor would read every tuple as
+// having no columns).
 func (c *Catalog) Desc(relid uint32) ([]tuple.Attr, error) {
 	attrs := c.Attributes(relid)
+	if len(attrs) == 0 && c.classes[relid] == nil {
+		return nil, fmt.Errorf("relation %d: not in pg_class: %w", relid, ErrNotFound)
+	}
 	out := make([]tuple.Attr, 0, len(attrs))
 	for i, a := range attrs {
 		if int(a.Num) != i+1 {

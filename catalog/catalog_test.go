@@ -191,3 +191,12 @@ func typeName(a tuple.Attr) string {
 		25: "text", 26: "oid", 28: "xid", 30: "oidvector", 194: "pg_node_tree", 700: "float4", 1009: "_text",
 		1034: "_aclitem", 2277: "anyarray"}[a.TypeOID]
 }
+
+// TestDescUnknownRelation: a relation the catalog does not have is
+// ErrNotFound, not an empty descriptor.
+func TestDescUnknownRelation(t *testing.T) {
+	cat := catalog.New(xlog.V15, 5)
+	if desc, err := cat.Desc(16384); !errors.Is(err, catalog.ErrNotFound) || desc != nil || !strings.Contains(err.Error(), "16384") {
+		t.Errorf("Desc(16384) of an empty catalog: %v, %v; want ErrNotFound naming 16384", desc, err)
+	}
+}

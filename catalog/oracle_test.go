@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"bytes"
+	"errors"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -135,6 +136,9 @@ func checkVersion(t *testing.T, major int) {
 	for _, q := range append(setupSQL(major, spcDir, lz4), variety(major)...) {
 		s.exec(q)
 	}
+	// A relation that existed and was dropped: Desc must not describe it.
+	gone := parseU32(t, s.value(`CREATE TABLE gone_rel (a int4, b text); SELECT 'gone_rel'::regclass::oid`))
+	s.exec(`DROP TABLE gone_rel`)
 	for _, q := range optionalSQL(major) {
 		if _, err := s.psqlCmd(q); err != nil {
 			t.Logf("PostgreSQL %d: not supported by this build: %s: %v", major, q, err)
@@ -167,6 +171,10 @@ func checkVersion(t *testing.T, major int) {
 	total += compareCatalog(t, s, cat, "pg_database", databaseSpecs, dec.Database)
 	total += compareCatalog(t, s, cat, "pg_tablespace", tablespaceSpecs, dec.Tablespace)
 	t.Logf("PostgreSQL %d: %d catalog rows equal the server's", major, total)
+
+	if desc, err := cat.Desc(gone); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("PostgreSQL %d: Desc of dropped relation %d: %d attributes, %v; want ErrNotFound", major, gone, len(desc), err)
+	}
 
 	checkRelMapRecords(t, s, cat)
 	checkControlData(t, s)
