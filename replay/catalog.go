@@ -31,7 +31,14 @@ var catalogOIDs = []uint32{catalog.NamespaceRelationID, catalog.AttributeRelatio
 // of the target that a snapshot there sees (HeapTupleSatisfiesMVCC on a
 // standby paused at the target), in physical order: block, then line
 // pointer.
+//
+// Without a backup (Config.NoBackup) there is no commit state from before
+// the WAL read: it calls each with every tuple of the known pages
+// (KnownTuples), which the caller sorts out.
 func (r *Replay) VisibleTuples(rel decode.RelFileLocator, each func(blk uint32, off uint16, tup []byte) error) error {
+	if r.cfg.NoBackup {
+		return r.KnownTuples(rel, each)
+	}
 	n, err := r.NBlocks(rel, decode.ForkMain)
 	if err != nil {
 		return err

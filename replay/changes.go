@@ -62,7 +62,10 @@ type Change struct {
 	// Without a backup (Config.NoBackup): whether the old tuple's page was
 	// known just before the record and the new tuple's just after
 	// (Replay.Known), and what the record itself logs of the row.
+	// OldFromImage: the old tuple was read from the record's own image
+	// of its page (the page was not known before it).
 	OldKnown, NewKnown bool
+	OldFromImage       bool
 	Logged             *Logged
 
 	seq int // WAL order (a MULTI_INSERT gives several changes at one LSN)
@@ -223,6 +226,13 @@ func (r *Replay) watchAfter(pend []pendingChange) {
 			c.NewBlock, c.NewOffset = p.newBlock, p.newOff
 			c.New = r.tupleAt(c.Rel, p.newBlock, p.newOff)
 			c.NewKnown = r.Known(c.Rel, p.newBlock)
+		}
+		if r.cfg.NoBackup && c.Old == nil && (c.Op == ChangeDelete || c.Op == ChangeUpdate) && r.Known(c.Rel, c.OldBlock) {
+			// the page became known by this record's own image, taken
+			// after the change: the old tuple is still there, its data
+			// untouched (the record set its xmax)
+			c.Old = r.tupleAt(c.Rel, c.OldBlock, c.OldOffset)
+			c.OldKnown, c.OldFromImage = c.Old != nil, c.Old != nil
 		}
 		if r.pending == nil {
 			r.pending = map[xlog.XID][]*Change{}

@@ -107,6 +107,11 @@ type Logged struct {
 	// (XLH_*_CONTAINS_OLD_KEY); its other columns are NULL in the tuple
 	// and not known.
 	OldKeyOnly bool
+	// Logical: the record is an update logged for logical decoding
+	// (XLH_UPDATE_CONTAINS_NEW_TUPLE, wal_level logical): one that logs no
+	// old key left the key unchanged (ExtractReplicaIdentity logs it only
+	// when it changed or is stored externally).
+	Logical bool
 }
 
 // XLH_* flags of xl_heap_delete and xl_heap_update (heapam_xlog.h, the same
@@ -114,8 +119,9 @@ type Logged struct {
 const (
 	xlhDeleteContainsOldTuple = 1 << 1 // XLH_DELETE_CONTAINS_OLD_TUPLE
 	xlhDeleteContainsOldKey   = 1 << 2 // XLH_DELETE_CONTAINS_OLD_KEY
-	xlhUpdateContainsOldTuple = 1 << 3 // XLH_UPDATE_CONTAINS_OLD_TUPLE
-	xlhUpdateContainsOldKey   = 1 << 4 // XLH_UPDATE_CONTAINS_OLD_KEY
+	xlhUpdateContainsOldTuple = 1 << 2 // XLH_UPDATE_CONTAINS_OLD_TUPLE
+	xlhUpdateContainsOldKey   = 1 << 3 // XLH_UPDATE_CONTAINS_OLD_KEY
+	xlhUpdateContainsNewTuple = 1 << 4 // XLH_UPDATE_CONTAINS_NEW_TUPLE: wal_level logical
 	sizeOfHeapDelete          = 8      // SizeOfHeapDelete
 	sizeOfHeapUpdate          = 14     // SizeOfHeapUpdate
 	sizeOfHeapHeader          = 5      // SizeOfHeapHeader
@@ -162,6 +168,7 @@ func (r *Replay) logged(d *decode.Record) []Logged {
 		}
 		var lg Logged
 		loggedOld(m, sizeOfHeapUpdate, m[7]&xlhUpdateContainsOldTuple != 0, m[7]&xlhUpdateContainsOldKey != 0, &lg)
+		lg.Logical = m[7]&xlhUpdateContainsNewTuple != 0
 		r.tuples = rmgr.RecordTuples(r.tuples[:0], d)
 		if len(r.tuples) == 1 {
 			t := &r.tuples[0]

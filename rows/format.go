@@ -44,10 +44,15 @@ func (f *Format) AppendRowJSON(dst []byte, rel *Relation, row *Row) ([]byte, err
 		iso = f.Text
 	}
 	dst = append(dst, '{')
+	n := 0
 	for i, col := range rel.Table.Columns {
-		if i > 0 {
+		if row.Unknown != nil && row.Unknown[i] {
+			continue // not in the WAL (a key-only old row): left out
+		}
+		if n > 0 {
 			dst = append(dst, ',')
 		}
+		n++
 		dst = typeout.AppendJSONString(dst, []byte(col.Attribute.Name))
 		dst = append(dst, ':')
 		if row.Nulls[i] {
@@ -80,6 +85,15 @@ func (f *Format) AppendJSON(dst []byte, c *Change) ([]byte, error) {
 	dst = append(dst, `,"new":`...)
 	if dst, err = f.AppendRowJSON(dst, c.Rel, c.New); err != nil {
 		return dst, err
+	}
+	// without a backup: where each version came from, why one is missing
+	for _, kv := range [...][2]string{{"old_from", string(c.OldFrom)}, {"new_from", string(c.NewFrom)}, {"old_missing", c.OldMissing}, {"new_missing", c.NewMissing}} {
+		if kv[1] != "" {
+			dst = append(dst, ',')
+			dst = typeout.AppendJSONString(dst, []byte(kv[0]))
+			dst = append(dst, ':')
+			dst = typeout.AppendJSONString(dst, []byte(kv[1]))
+		}
 	}
 	return append(dst, '}'), nil
 }

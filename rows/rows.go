@@ -71,6 +71,14 @@ type Config struct {
 	// HoldAll has the replay hold every page the WAL changes, instead of
 	// first reading the WAL once for the files the transaction needs.
 	HoldAll bool
+
+	// Without a backup (Backup nil), what the WAL alone carries
+	// (walonly.go): the WAL is read from Start (0: its first segment),
+	// pages are BlockSize bytes (0: 8192), and the relations' columns come
+	// from Catalog (ReadCatalog).
+	Start     xlog.LSN
+	BlockSize uint32
+	Catalog   *CatalogFile
 }
 
 // Relation is a relation the transaction changed, as of just before its
@@ -99,6 +107,10 @@ type Row struct {
 	Offset uint16
 	Values [][]byte
 	Nulls  []bool
+	// Unknown marks the columns the WAL does not give (without a backup:
+	// the non-key columns of an old row logged as its replica identity
+	// key); nil when all are known. An unknown column is also Nulls.
+	Unknown []bool
 }
 
 // Change is one row changed.
@@ -112,6 +124,10 @@ type Change struct {
 	// Err is set when the row could not be decoded (a damaged tuple, a
 	// TOAST value missing): Old or New is then nil.
 	Err error
+	// Without a backup: where Old and New were read (Source), and why the
+	// one that is not there is not in the WAL ("" with a backup).
+	OldFrom, NewFrom       Source
+	OldMissing, NewMissing string
 }
 
 // Result is the rows a transaction changed.
@@ -126,6 +142,11 @@ type Result struct {
 	// Skipped says what the transaction did that is not given as rows,
 	// and why (a table it created, a system catalog's rows).
 	Skipped []string
+	// WALOnly: read without a backup; Missing then counts the rows whose
+	// old or new version the WAL read does not hold, per relation,
+	// operation and reason.
+	WALOnly bool
+	Missing []Missing
 
 	r *replay.Replay
 }
@@ -149,6 +170,9 @@ const pgClassOID = 1259
 func Changes(cfg Config) (*Result, error) {
 	if cfg.XID < 3 {
 		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, replay.ErrTarget)
+	}
+	if cfg.Backup == nil {
+		return walOnly(cfg)
 	}
 	rc := replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
 		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}

@@ -1,0 +1,444 @@
+package rows
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/walscope/walscope/catalog"
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/table"
+	"github.com/walscope/walscope/tuple"
+	"github.com/walscope/walscope/xlog"
+)
+
+// Without a base backup (Config.Backup nil), Changes reads what the WAL
+// alone carries of the rows (replay.Config.NoBackup): a page is known
+// from a full-page image or an initialisation in the WAL read and kept
+// current by redo; a row's old version is read from its page where the
+// page was known (or became known by the record's own image, which shows
+// the row with its xmax set and its data intact), else from the record
+// where wal_level was logical (the whole row with REPLICA IDENTITY FULL,
+// the key columns otherwise); a row's new version from its page, else from
+// the record (inserts and updates log it; an update compressed against
+// the old version, prefix and suffix left out, needs the old one). What
+// cannot be given is counted per relation, operation and reason
+// (Result.Missing).
+
+// Source says where a row version was read.
+type Source string
+
+// Sources of row versions without a backup.
+const (
+	FromPage      Source = "page"       // its page, known from an image or an initialisation in the WAL read
+	FromImage     Source = "image"      // the record's own full-page image of its page
+	FromRecord    Source = "record"     // the tuple the record logs (a whole row)
+	FromRecordKey Source = "record key" // the replica identity key the record logs: key columns only
+	FromNewKey    Source = "new key"    // a logical update that logged no old key: the key did not change, the new row's key columns
+)
+
+// Reasons an old or new row is not in the WAL.
+const (
+	WhyNoImage    = "no image of its page since the start of the WAL read"
+	WhyReplica    = "wal_level below logical: the record logs no old row"
+	WhyNoIdentity = "the table has no replica identity (no primary key; REPLICA IDENTITY DEFAULT or NOTHING): no old row is logged at any wal_level"
+	WhyKeyOnly    = "replica identity is a key, not FULL: the record logs the key columns only"
+	WhyCompressed = "the update logged only what changed from the old row (prefix/suffix compression), whose page was not known"
+	WhyNoCatalog  = "not in the catalog given"
+)
+
+// ErrNoCatalog: without a backup, no catalog was given.
+var ErrNoCatalog = errors.New("no catalog: without --backup the relations' columns come from a catalog file (walscope rows --catalog-query)")
+
+// Missing counts the rows of one relation and operation whose old (or new)
+// version the WAL read does not hold, and why.
+type Missing struct {
+	Relation string
+	Op       Op
+	Old      bool // the old version (else the new one)
+	Reason   string
+	Rows     int
+}
+
+// walOnly is Changes without a backup.
+func walOnly(cfg Config) (*Result, error) {
+	if cfg.Catalog == nil {
+		return nil, ErrNoCatalog
+	}
+	rc := replay.Config{NoBackup: true, Start: cfg.Start, BlockSize: cfg.BlockSize, WAL: cfg.WAL, Options: cfg.Options,
+		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
+	r, err := replay.Run(rc)
+	if errors.Is(err, replay.ErrNotReached) {
+		return nil, fmt.Errorf("transaction %d: %w (%v)", cfg.XID, ErrNoEnd, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	end, lsn, ok := r.WatchedEnd()
+	if !ok {
+		r.Close()
+		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, ErrNoEnd)
+	}
+	if !end.Commit {
+		r.Close()
+		return nil, fmt.Errorf("transaction %d, ended at %s: %w (it was rolled back: no row changed)", cfg.XID, lsn, ErrNotCommitted)
+	}
+	if r.Version() != cfg.Catalog.Version {
+		r.Close()
+		return nil, fmt.Errorf("%w: the catalog file is of PostgreSQL %d, the WAL of %d", ErrCatalogFile, cfg.Catalog.Version, r.Version())
+	}
+	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r, WALOnly: true}
+	w := &walBuilder{res: res, r: r, cat: cfg.Catalog, rels: map[uint32]*Relation{}, files: map[decode.RelFileLocator]uint32{},
+		toast: tuple.NewToastStore(r.BlockSize()), missing: map[Missing]int{}}
+	for _, c := range cfg.Catalog.Classes() {
+		if loc, err := cfg.Catalog.Locator(c); err == nil && c.RelFileNode != 0 {
+			w.files[loc] = c.OID
+		}
+	}
+	if cfg.Relation != "" {
+		cls, err := cfg.Catalog.Resolve(cfg.Relation)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		w.only = cls.OID
+	}
+	if err := w.build(r.Changes()); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return res, nil
+}
+
+type walBuilder struct {
+	res     *Result
+	r       *replay.Replay
+	cat     *CatalogFile
+	rels    map[uint32]*Relation
+	files   map[decode.RelFileLocator]uint32
+	toast   *tuple.ToastStore
+	loaded  map[uint32]bool
+	only    uint32
+	missing map[Missing]int
+	order   []Missing
+}
+
+func (w *walBuilder) build(changes []*replay.Change) error {
+	// the TOAST chunks the transaction inserted
+	for _, c := range changes {
+		if c.Op != replay.ChangeInsert {
+			continue
+		}
+		if oid, ok := w.files[c.Rel]; ok {
+			if cls := w.cat.Class(oid); cls != nil && cls.Kind == 't' {
+				tup := c.New
+				if tup == nil && c.Logged != nil {
+					tup = c.Logged.New
+				}
+				if tup != nil {
+					w.toast.AddTuple(oid, tup)
+				}
+			}
+		}
+	}
+	unknownFiles := map[decode.RelFileLocator]int{}
+	for _, c := range changes {
+		if c.Op == replay.ChangeTruncate {
+			w.res.Skipped = append(w.res.Skipped, fmt.Sprintf("TRUNCATE at %s of relations %v: the rows a TRUNCATE removes are not in the WAL without a backup", c.LSN, c.RelIDs))
+			continue
+		}
+		if c.Rel.DBOID != w.cat.DatabaseOID {
+			unknownFiles[c.Rel]++
+			continue
+		}
+		oid, ok := w.files[c.Rel]
+		if !ok {
+			unknownFiles[c.Rel]++
+			continue
+		}
+		cls := w.cat.Class(oid)
+		if cls == nil || cls.Kind != 'r' && cls.Kind != 'm' && cls.Kind != 'p' {
+			continue
+		}
+		if err := w.change(c, cls); err != nil {
+			return err
+		}
+	}
+	var files []decode.RelFileLocator
+	for f := range unknownFiles {
+		files = append(files, f)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].RelNumber < files[j].RelNumber })
+	for _, f := range files {
+		if f.RelNumber < firstNormalObjectID {
+			continue // a system catalog's rows: not given, as with a backup
+		}
+		w.res.Skipped = append(w.res.Skipped, fmt.Sprintf("%d rows of relation file %d/%d/%d: %s (a table made by the transaction, another database, or a file rewritten since the catalog was exported)",
+			unknownFiles[f], f.SpcOID, f.DBOID, f.RelNumber, WhyNoCatalog))
+	}
+	for _, m := range w.order {
+		m.Rows = w.missing[m]
+		w.res.Missing = append(w.res.Missing, m)
+	}
+	return nil
+}
+
+func (w *walBuilder) relation(cls *catalog.Class) (*Relation, error) {
+	if rel := w.rels[cls.OID]; rel != nil {
+		return rel, nil
+	}
+	cat := w.cat.Catalog
+	loc, err := cat.Locator(cls)
+	if err != nil {
+		return nil, err
+	}
+	rr := &replay.Relation{Class: cls, Catalog: cat, Locator: loc}
+	if d := cat.Database(cat.DatabaseOID); d != nil {
+		rr.Database = *d
+	}
+	tab, err := table.Open(w.r, rr)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := cat.Desc(cls.OID)
+	if err != nil {
+		return nil, err
+	}
+	rel := &Relation{Relation: rr, Table: tab, desc: desc}
+	rel.Key, rel.KeyKind = keyOf(cat, cls, tab)
+	if tc := cat.Toast(cls); tc != nil {
+		rel.toastID = tc.OID
+		if w.loaded == nil {
+			w.loaded = map[uint32]bool{}
+		}
+		if !w.loaded[tc.OID] {
+			w.loaded[tc.OID] = true
+			if tl, err := cat.Locator(tc); err == nil {
+				// every chunk of the known pages: dead ones too (a value's
+				// chunks are deleted with its row, by the transaction)
+				w.r.KnownTuples(tl, func(_ uint32, _ uint16, tup []byte) error {
+					w.toast.AddTuple(tc.OID, tup)
+					return nil
+				})
+			}
+		}
+	}
+	w.rels[cls.OID] = rel
+	return rel, nil
+}
+
+// identity is the columns the WAL logs as the old key (ExtractReplicaIdentity,
+// RelationGetIndexAttrBitmap INDEX_ATTR_BITMAP_IDENTITY_KEY): the replica
+// identity index's with REPLICA IDENTITY INDEX, the primary key's with
+// DEFAULT; nil with FULL or NOTHING or without such an index.
+func identity(cat *catalog.Catalog, cls *catalog.Class, tab *table.Table) []int {
+	var pick *catalog.Index
+	for _, c := range cat.Classes() {
+		if c.Kind != 'i' {
+			continue
+		}
+		ix := cat.Index(c.OID)
+		if ix == nil || ix.Relid != cls.OID || ix.HasExprs {
+			continue
+		}
+		if cls.ReplIdent == 'i' && ix.IsReplIdent || cls.ReplIdent == 'd' && ix.IsPrimary {
+			pick = ix
+		}
+	}
+	if pick == nil {
+		return nil
+	}
+	n := int(pick.NKeyAtts)
+	if n <= 0 || n > len(pick.Key) {
+		n = len(pick.Key)
+	}
+	var out []int
+	for _, attnum := range pick.Key[:n] {
+		for i, col := range tab.Columns {
+			if col.Attribute.Num == attnum {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+func (w *walBuilder) miss(rel *Relation, op Op, old bool, why string) {
+	m := Missing{Relation: rel.Name(), Op: op, Old: old, Reason: why}
+	if w.missing[m] == 0 {
+		w.order = append(w.order, m)
+	}
+	w.missing[m]++
+}
+
+// decode deforms and detoasts a tuple; unknown marks the columns not to be
+// trusted (NULL in a key-only tuple), and a column the tuple lacks whose
+// value is attmissingval (given as text only by the catalog file) is
+// unknown too.
+func (w *walBuilder) decode(rel *Relation, tup []byte, blk uint32, off uint16, keyOnly []int) (*Row, error) {
+	vals, h, err := tuple.Deform(nil, tup, rel.desc)
+	if err != nil {
+		return nil, &table.RowError{Block: blk, Offset: off, Err: err}
+	}
+	n := len(rel.Table.Columns)
+	row := &Row{Block: blk, Offset: off, Values: make([][]byte, n), Nulls: make([]bool, n)}
+	for i, col := range rel.Table.Columns {
+		idx := int(col.Attribute.Num) - 1
+		if keyOnly != nil && !containsInt(keyOnly, i) {
+			row.setUnknown(i)
+			continue
+		}
+		if idx >= h.Natts() {
+			if _, ok := w.cat.MissingText[[2]uint32{rel.Class.OID, uint32(col.Attribute.Num)}]; ok {
+				row.setUnknown(i)
+				continue
+			}
+		}
+		if idx < 0 || idx >= len(vals) || vals[idx].IsNull() {
+			row.Nulls[i] = true
+			continue
+		}
+		v, err := vals[idx].Detoast(nil, w.toast)
+		if err != nil {
+			return nil, &table.RowError{Block: blk, Offset: off, Column: col.Attribute.Name, Err: fmt.Errorf("%w (its TOAST chunks are not in the WAL read)", err)}
+		}
+		row.Values[i] = v
+	}
+	return row, nil
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Row) setUnknown(i int) {
+	if r.Unknown == nil {
+		r.Unknown = make([]bool, len(r.Values))
+	}
+	r.Unknown[i] = true
+	r.Nulls[i] = true
+}
+
+// Complete reports whether every column of the row is known.
+func (r *Row) Complete() bool {
+	if r == nil {
+		return false
+	}
+	for _, u := range r.Unknown {
+		if u {
+			return false
+		}
+	}
+	return true
+}
+
+// change adds one row change without a backup.
+func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
+	rel, err := w.relation(cls)
+	if err != nil {
+		return err
+	}
+	out := Change{LSN: c.LSN, XID: c.XID, Rel: rel}
+	switch c.Op {
+	case replay.ChangeInsert:
+		out.Op = Insert
+	case replay.ChangeUpdate:
+		out.Op = Update
+	case replay.ChangeDelete:
+		out.Op = Delete
+	}
+	lg := c.Logged
+	if lg == nil {
+		lg = &replay.Logged{}
+	}
+	var oldTup []byte // the whole old tuple, where known
+	if out.Op != Insert {
+		switch {
+		case c.Old != nil:
+			oldTup, out.OldFrom = c.Old, FromPage
+			if c.OldFromImage {
+				out.OldFrom = FromImage
+			}
+		case lg.Old != nil && !lg.OldKeyOnly:
+			oldTup, out.OldFrom = lg.Old, FromRecord
+		}
+		if oldTup != nil {
+			out.Old, err = w.decode(rel, oldTup, c.OldBlock, c.OldOffset, nil)
+			if err != nil {
+				out.Err = err
+			}
+		} else {
+			key := identity(rel.Catalog, cls, rel.Table)
+			var why string
+			switch {
+			case lg.Old != nil: // key only
+				out.OldFrom, why = FromRecordKey, WhyKeyOnly
+				out.Old, err = w.decode(rel, lg.Old, c.OldBlock, c.OldOffset, key)
+			case out.Op == Update && lg.Logical && key != nil && c.New != nil || out.Op == Update && lg.Logical && key != nil && lg.New != nil:
+				// the key did not change: the new row's key columns
+				nt := c.New
+				if nt == nil {
+					nt = lg.New
+				}
+				out.OldFrom, why = FromNewKey, WhyKeyOnly
+				out.Old, err = w.decode(rel, nt, c.OldBlock, c.OldOffset, key)
+			case cls.ReplIdent == 'n' || cls.ReplIdent == 'd' && key == nil || cls.ReplIdent == 'i' && key == nil:
+				why = WhyNoIdentity
+			default:
+				why = WhyReplica
+			}
+			if err != nil {
+				out.Err = err
+			}
+			out.OldMissing = WhyNoImage + "; " + why
+			w.miss(rel, out.Op, true, out.OldMissing)
+		}
+	}
+	if out.Op != Delete {
+		newTup := c.New
+		out.NewFrom = FromPage
+		if newTup == nil {
+			switch {
+			case lg.New != nil:
+				newTup, out.NewFrom = lg.New, FromRecord
+			case lg.NewPartial && oldTup != nil:
+				newTup, out.NewFrom = lg.CompleteNew(oldTup), FromRecord
+			}
+		}
+		if newTup != nil {
+			nr, err := w.decode(rel, newTup, c.NewBlock, c.NewOffset, nil)
+			if err != nil {
+				out.Err = err
+			} else {
+				out.New = nr
+			}
+		} else {
+			out.NewFrom = ""
+			out.NewMissing = WhyNoImage + "; " + WhyCompressed
+			w.miss(rel, out.Op, false, out.NewMissing)
+		}
+	}
+	if w.only != 0 && w.only != cls.OID {
+		return nil
+	}
+	w.note(rel)
+	w.res.Changes = append(w.res.Changes, out)
+	return nil
+}
+
+func (w *walBuilder) note(rel *Relation) {
+	for _, x := range w.res.Relations {
+		if x == rel {
+			return
+		}
+	}
+	w.res.Relations = append(w.res.Relations, rel)
+}
+
+var _ = xlog.XID(0)
