@@ -177,6 +177,13 @@ func cmp(a, b uint32) int {
 	return 0
 }
 
+// Range returns range type rangeOID's pg_range row, and whether there is
+// one.
+func (c *Catalog) Range(rangeOID uint32) (Range, bool) {
+	r, ok := c.ranges[rangeOID]
+	return r, ok
+}
+
 // RangeSubtype returns the subtype of range type rangeOID (pg_range's
 // rngsubtype), and whether pg_range has the type.
 func (c *Catalog) RangeSubtype(rangeOID uint32) (subtype uint32, ok bool) {

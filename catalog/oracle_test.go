@@ -112,6 +112,11 @@ func variety(major int) []string {
 		`CREATE DOMAIN posint AS int4 DEFAULT 1 CHECK (VALUE > 0)`,
 		`CREATE TYPE pair AS (a int4, b text)`,
 		`CREATE TABLE ident (id int4 GENERATED ALWAYS AS IDENTITY, p posint, pr pair)`,
+		// user-defined range types: pg_range rows with and without a
+		// collation, a canonical function and a subtype difference
+		`CREATE TYPE floatrange AS RANGE (subtype = float8, subtype_diff = float8mi)`,
+		`CREATE TYPE textrange_c AS RANGE (subtype = text, collation = "C")`,
+		`CREATE TABLE no_cols ()`,
 	}
 	if major >= 12 {
 		q = append(q, `ALTER TABLE ident ADD COLUMN twice int8 GENERATED ALWAYS AS (id * 2) STORED`)
@@ -167,6 +172,7 @@ func checkVersion(t *testing.T, major int) {
 	total += compareCatalog(t, s, cat, "pg_attribute", attributeSpecs, dec.Attribute)
 	total += compareCatalog(t, s, cat, "pg_type", typeSpecs, dec.Type)
 	total += compareCatalog(t, s, cat, "pg_enum", enumSpecs, dec.Enum)
+	total += compareCatalog(t, s, cat, "pg_range", rangeSpecs, dec.Range)
 	total += compareCatalog(t, s, cat, "pg_index", indexSpecs, dec.Index)
 	total += compareCatalog(t, s, cat, "pg_database", databaseSpecs, dec.Database)
 	total += compareCatalog(t, s, cat, "pg_tablespace", tablespaceSpecs, dec.Tablespace)
@@ -180,6 +186,7 @@ func checkVersion(t *testing.T, major int) {
 	checkControlData(t, s)
 	checkLocators(t, s, cat)
 	checkResolve(t, s, cat)
+	checkRanges(t, s, cat)
 	checkUserTable(t, s, cat, "t", lz4)
 	checkUserTable(t, s, cat, `"Odd Schema"."Mixed Case"`, false)
 	checkUserTable(t, s, cat, "in_spc", false)
@@ -249,7 +256,7 @@ func compareCatalog[T any](t *testing.T, s *server, cat *catalog.Catalog, name s
 		want[*r[0]] = r[1:]
 	}
 	relOID := map[string]uint32{"pg_class": catalog.RelationRelationID, "pg_namespace": catalog.NamespaceRelationID,
-		"pg_attribute": catalog.AttributeRelationID, "pg_type": catalog.TypeRelationID, "pg_enum": catalog.EnumRelationID,
+		"pg_attribute": catalog.AttributeRelationID, "pg_type": catalog.TypeRelationID, "pg_enum": catalog.EnumRelationID, "pg_range": catalog.RangeRelationID,
 		"pg_index": catalog.IndexRelationID, "pg_database": catalog.DatabaseRelationID, "pg_tablespace": catalog.TableSpaceRelationID}[name]
 	file := s.relationFile(s.value(fmt.Sprintf("SELECT pg_relation_filepath('%s')", name)))
 	seen, compared := 0, 0
@@ -356,6 +363,16 @@ var enumSpecs = []spec[catalog.Enum]{
 	{"enumtypid", 0, 0, func(e catalog.Enum) string { return u(e.TypID) }},
 	{f4sql("enumsortorder"), 0, 0, func(e catalog.Enum) string { return f4(e.SortOrder) }},
 	{"enumlabel", 0, 0, func(e catalog.Enum) string { return e.Label }},
+}
+
+var rangeSpecs = []spec[catalog.Range]{
+	{"rngtypid", 0, 0, func(r catalog.Range) string { return u(r.TypID) }},
+	{"rngsubtype", 0, 0, func(r catalog.Range) string { return u(r.Subtype) }},
+	{"rngmultitypid", 14, 0, func(r catalog.Range) string { return u(r.Multirange) }},
+	{"rngcollation", 0, 0, func(r catalog.Range) string { return u(r.Collation) }},
+	{"rngsubopc", 0, 0, func(r catalog.Range) string { return u(r.SubOpc) }},
+	{"rngcanonical::oid", 0, 0, func(r catalog.Range) string { return u(r.Canonical) }},
+	{"rngsubdiff::oid", 0, 0, func(r catalog.Range) string { return u(r.SubDiff) }},
 }
 
 var attributeSpecs = []spec[catalog.Attribute]{
@@ -822,6 +839,47 @@ func byteaHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// checkRanges asks the Catalog what the server's pg_range says of every
+// range type (the built-in ones and floatrange, textrange_c): its row, its
+// subtype and, from 14, its multirange type and back; and that no_cols, a
+// table of no columns, has an empty descriptor.
+func checkRanges(t *testing.T, s *server, cat *catalog.Catalog) {
+	multi := "0"
+	if s.major >= 14 {
+		multi = "rngmultitypid"
+	}
+	n, user := 0, 0
+	for _, r := range s.rows("SELECT rngtypid, rngsubtype, " + multi + ", rngtypid >= 16384 FROM pg_range") {
+		typ, sub, mr := parseU32(t, *r[0]), parseU32(t, *r[1]), parseU32(t, *r[2])
+		got, ok := cat.Range(typ)
+		if !ok || got.TypID != typ || got.Subtype != sub || got.Multirange != mr {
+			t.Errorf("PostgreSQL %d: Range(%d): %+v, %v; server: subtype %d, multirange %d", s.major, typ, got, ok, sub, mr)
+		}
+		if g, ok := cat.RangeSubtype(typ); !ok || g != sub {
+			t.Errorf("PostgreSQL %d: RangeSubtype(%d): %d, %v; server %d", s.major, typ, g, ok, sub)
+		}
+		if mr != 0 {
+			if g, ok := cat.MultirangeRange(mr); !ok || g != typ {
+				t.Errorf("PostgreSQL %d: MultirangeRange(%d): %d, %v; server %d", s.major, mr, g, ok, typ)
+			}
+		}
+		n++
+		if *r[3] == "t" {
+			user++
+		}
+	}
+	if user != 2 {
+		t.Errorf("PostgreSQL %d: %d user-defined range types, want 2", s.major, user)
+	}
+	if _, ok := cat.RangeSubtype(parseU32(t, s.value(`SELECT 'int4'::regtype::oid`))); ok {
+		t.Errorf("PostgreSQL %d: int4 has a range subtype", s.major)
+	}
+	if desc, err := cat.Desc(parseU32(t, s.value(`SELECT 'no_cols'::regclass::oid`))); err != nil || len(desc) != 0 {
+		t.Errorf("PostgreSQL %d: Desc(no_cols): %d attributes, %v; want none and no error", s.major, len(desc), err)
+	}
+	t.Logf("PostgreSQL %d: %d range types (%d user-defined) as pg_range says", s.major, n, user)
 }
 
 // checkRelMapRecords reads the cluster's WAL and checks that the last

@@ -140,6 +140,10 @@ type Range struct {
 	TypID      uint32 // rngtypid
 	Subtype    uint32 // rngsubtype
 	Multirange uint32 // rngmultitypid; 0 before 14
+	Collation  uint32 // rngcollation: the subtype's collation, 0 if it has none
+	SubOpc     uint32 // rngsubopc: the subtype's B-tree operator class
+	Canonical  uint32 // rngcanonical (regproc): the canonical function, 0 if none
+	SubDiff    uint32 // rngsubdiff (regproc): the subtype difference function, 0 if none
 }
 
 // Index is a pg_index row (FormData_pg_index, pg_index.h).
@@ -480,11 +484,9 @@ func (d *Decoder) Range(tup []byte) (Range, error) {
 	if err != nil {
 		return Range{}, err
 	}
-	x := Range{TypID: r.u32("rngtypid"), Subtype: r.u32("rngsubtype")}
-	if d.Version >= xlog.V14 {
-		x.Multirange = r.u32("rngmultitypid")
-	}
-	return x, r.err
+	return Range{TypID: r.u32("rngtypid"), Subtype: r.u32("rngsubtype"), Multirange: r.u32("rngmultitypid"),
+		Collation: r.u32("rngcollation"), SubOpc: r.u32("rngsubopc"), Canonical: r.u32("rngcanonical"),
+		SubDiff: r.u32("rngsubdiff")}, r.err
 }
 
 // Type decodes a pg_type tuple.
