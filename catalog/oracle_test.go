@@ -2,9 +2,9 @@ package catalog_test
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"os"
