@@ -95,7 +95,10 @@ func ParquetColumns(c *catalog.Catalog, cols []Column, prefix string) []ParquetC
 		p := ParquetColumn{Name: prefix + a.Name, TypID: a.TypID, Kind: export.String}
 		base, typmod := a.TypID, a.TypMod
 		for range 32 { // a domain over a domain: as its base type
-			t := c.Type(base)
+			var t *catalog.Type
+			if c != nil {
+				t = c.Type(base)
+			}
 			if t == nil || t.Type != 'd' {
 				break
 			}
