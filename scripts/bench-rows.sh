@@ -3,37 +3,20 @@
 #
 # walscope rows --xid for a transaction near the end of the WAL against
 # walscope stats over the same WAL, in one run (issue 27's speed goal:
-# within 2x of stats). A PostgreSQL 15 cluster: pgbench at scale SCALE
-# (default 20) and a table `small`; pg_basebackup -Ft -z; then pgbench for
-# SECONDS (default 60); near the end, one transaction deletes a tenth of
-# small and updates some pgbench_branches rows; a little more pgbench.
+# within 2x of stats). A PostgreSQL 15 cluster (scripts/bench-cluster-setup.sh,
+# autovacuum off): pgbench at scale SCALE (default 20) and a table `small`;
+# pg_basebackup -Ft -z; then pgbench for SECONDS (default 60); near the end,
+# one transaction deletes a tenth of small and updates some
+# pgbench_branches rows; a little more pgbench.
 # Times: `walscope stats` over the archive, `walscope rows --backup
 # base.tar.gz --xid X` (jsonl and sql) over the same archive; prints the
 # WAL size, both times, the ratio and rows' peak RSS. Run as root.
 set -euo pipefail
 SCALE=${1:-20}; SECS=${2:-60}
-BIN=/usr/lib/postgresql/15/bin
 W=${WORK:-/tmp/walscope-bench-rows}
 PORT=55481
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-as() { su postgres -s /bin/bash -c "$*"; }
-rm -rf "$W"; mkdir -p "$W/arch" "$W/sock"; chown -R postgres "$W"
-trap '[ -f $W/data/postmaster.pid ] && as "$BIN/pg_ctl -D $W/data -m immediate -w stop" >/dev/null 2>&1; true' EXIT
-(cd "$HERE" && go build -o "$W/walscope" ./cmd/walscope)
-as "$BIN/initdb -D $W/data -A trust -U postgres" >/dev/null
-cat >> "$W/data/postgresql.conf" <<C
-port = $PORT
-unix_socket_directories = '$W/sock'
-listen_addresses = ''
-wal_level = replica
-archive_mode = on
-archive_command = 'cp %p $W/arch/%f'
-max_wal_size = 4GB
-shared_buffers = 256MB
-autovacuum = off
-C
-as "$BIN/pg_ctl -D $W/data -l $W/log -w start" >/dev/null
-P="$BIN/psql -X -q -At -h $W/sock -p $PORT -U postgres -d postgres -v ON_ERROR_STOP=1"
+. "$(dirname "${BASH_SOURCE[0]}")/bench-cluster-setup.sh"
+bench_start "autovacuum = off"
 as "$BIN/pgbench -i -q -s $SCALE -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
 as "$P -c \"create table small (id int primary key, v text); insert into small select g, md5(g::text) from generate_series(1, 20000) g\""
 as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base -Ft -z -X none -c fast"
@@ -42,15 +25,12 @@ sleep $((SECS - 5))
 XID=$(as "$P -c \"begin; delete from small where id % 10 = 0; update pgbench_branches set filler = 'incident' where bid <= 3; select pg_current_xact_id(); commit;\"")
 wait
 as "$BIN/pgbench -n -c 2 -T 3 -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
-as "$P -c \"select pg_switch_wal()\"" >/dev/null
-sleep 2
-as "$BIN/pg_ctl -D $W/data -w stop" >/dev/null
-echo "WAL archived $(du -sh $W/arch | cut -f1) ($(ls $W/arch | wc -l) segments), backup $(du -sh $W/base | cut -f1), incident xid $XID"
-t() { local s e; s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N); echo "$e - $s" | bc; }
-TS=$(t "$W/walscope" stats "$W/arch")
-TR=$( { /usr/bin/time -f "%M" -o "$W/rss" true; t /usr/bin/time -f "%M" -o "$W/rss" "$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" "$W/arch"; } )
+bench_stop
+echo "WAL archived $(size $W/arch) ($(ls $W/arch | wc -l) segments), backup $(size $W/base), incident xid $XID"
+TS=$(seconds "$W/walscope" stats "$W/arch")
+TR=$(seconds /usr/bin/time -f "%M" -o "$W/rss" "$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" "$W/arch")
 RSS=$(cat "$W/rss")
-TQ=$(t "$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" --format sql "$W/arch")
+TQ=$(seconds "$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" --format sql "$W/arch")
 N=$("$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" "$W/arch" | wc -l)
 echo "stats: ${TS}s; rows --xid (jsonl, $N changes): ${TR}s, peak RSS ${RSS} kB; rows --format sql: ${TQ}s"
 echo "ratio rows/stats: $(echo "scale=2; $TR / $TS" | bc)"
