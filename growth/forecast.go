@@ -15,9 +15,10 @@ import (
 // first): the factors start at 1; the trend is the least-squares line
 // through y(t)/f(weekday(t)); each factor is then the mean of y(t)/(a+b·t)
 // over the days of its weekday, scaled so the seven average 1 (a weekday
-// without a day, or whose trend is not positive, keeps 1); and the trend
-// is fitted again through the new deseasonalised series. A prediction
-// below 0 is 0.
+// without a day keeps 1); and the trend is fitted again through the new
+// deseasonalised series, the two steps repeated until no factor moves by
+// more than 1e-12 (at most 100 rounds): a series that is exactly such a
+// product is fitted back exactly. A prediction below 0 is 0.
 //
 // Its honesty check: the model is first fitted without the last HoldBack
 // days (14 when there are at least 42 days, else 7), which it then
@@ -83,6 +84,28 @@ func Fit(start time.Time, ys []float64) Model {
 		m.Level = (sy - m.Slope*sx) / N
 	}
 	line()
+	for range fitRounds {
+		prev := m.Factors
+		m.factors(ys, day)
+		line()
+		settled := true
+		for w := range 7 {
+			if math.Abs(m.Factors[w]-prev[w]) > 1e-12 {
+				settled = false
+			}
+		}
+		if settled {
+			break
+		}
+	}
+	return m
+}
+
+// fitRounds bounds the rounds of Fit's alternating fits.
+const fitRounds = 100
+
+// factors sets the weekday factors from the trend.
+func (m *Model) factors(ys []float64, day func(int) time.Time) {
 	var sum [7]float64
 	var cnt [7]int
 	for i, y := range ys {
@@ -114,8 +137,6 @@ func Fit(start time.Time, ys []float64) Model {
 			}
 		}
 	}
-	line()
-	return m
 }
 
 // Backtest is the model's error on the held-back days.

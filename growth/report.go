@@ -55,19 +55,37 @@ type ForecastReport struct {
 	HistoryFrom string `json:"history_from,omitempty"`
 	HistoryTo   string `json:"history_to,omitempty"`
 	HistoryDays int    `json:"history_days"`
-	// None says why there is no forecast (too little history); WAL and
-	// Segments are nil then.
+	// None says why there is no forecast (too little history); WAL is
+	// nil then.
 	None string `json:"none,omitempty"`
-	// WAL forecasts the records' bytes per day; Segments the bytes of the
-	// segment files per day, whose sum grows the archive.
-	WAL      *Series `json:"wal_bytes,omitempty"`
-	Segments *Series `json:"segment_bytes,omitempty"`
+	// WAL forecasts the records' bytes per day.
+	WAL *Series `json:"wal_bytes,omitempty"`
+	// SegmentRatio is the history's segment bytes per WAL byte (the
+	// segment files' sizes over the records' bytes: page headers, the
+	// rest of switched segments): the archive grows by the WAL forecast
+	// times it. Segments begin on whole days only, so a day's segment
+	// bytes are too coarse to fit on their own.
+	SegmentRatio float64 `json:"segment_bytes_per_wal_byte"`
+	// ArchiveBacktest is the archive's growth over the held-back days
+	// as the backtest's model predicts it (its WAL times the ratio of the
+	// days it was fitted on), against the segments' bytes.
+	ArchiveBacktest *ArchiveBacktest `json:"archive_backtest,omitempty"`
 	// ArchiveBytes is the archive's size at the report's last day (every
-	// segment the dataset lists up to it); In30 and In90 that plus the
-	// segment forecast's next 30 and 90 days.
+	// segment the dataset lists up to it); Archive30 and Archive90 that
+	// plus the WAL forecast's next 30 and 90 days (after the report's last
+	// day) times SegmentRatio.
 	ArchiveBytes int64   `json:"archive_bytes"`
 	Archive30    float64 `json:"archive_bytes_in_30_days"`
 	Archive90    float64 `json:"archive_bytes_in_90_days"`
+}
+
+// ArchiveBacktest is the predicted and actual archive growth over the
+// held-back days.
+type ArchiveBacktest struct {
+	Days         int     `json:"days"`
+	Predicted    float64 `json:"predicted_bytes"`
+	Actual       float64 `json:"actual_bytes"`
+	ErrorPercent float64 `json:"error_percent"` // 100 (predicted-actual)/actual
 }
 
 // Report is what `walscope growth` prints.
@@ -281,6 +299,9 @@ func forecast(days []*Day, first, last string) ForecastReport {
 	if len(hist) > 0 {
 		f.HistoryFrom, f.HistoryTo = hist[0].Day, hist[len(hist)-1].Day
 	}
+	if len(hist) > MaxHistoryDays {
+		hist = hist[len(hist)-MaxHistoryDays:]
+	}
 	wal := make([]float64, len(hist))
 	seg := make([]float64, len(hist))
 	for i, x := range hist {
@@ -296,19 +317,40 @@ func forecast(days []*Day, first, last string) ForecastReport {
 		f.None = err.Error()
 		return f
 	}
-	f.Segments, _ = ForecastSeries(start, seg)
+	ratio := func(from, to int) float64 {
+		var w, s float64
+		for i := from; i < to; i++ {
+			w, s = w+wal[i], s+seg[i]
+		}
+		if w == 0 {
+			return 0
+		}
+		return s / w
+	}
+	f.SegmentRatio = ratio(0, len(hist))
+	bt := &f.WAL.Backtest
+	ab := &ArchiveBacktest{Days: bt.HeldBack}
+	r := ratio(0, bt.FitDays)
+	for i, d := range bt.Days {
+		ab.Predicted += d.Predicted * r
+		ab.Actual += seg[bt.FitDays+i]
+	}
+	if ab.Actual > 0 {
+		ab.ErrorPercent = 100 * (ab.Predicted - ab.Actual) / ab.Actual
+	}
+	f.ArchiveBacktest = ab
 	// The forecast starts after the last history day; the report's days
 	// after it (the dataset's last) are in ArchiveBytes already.
 	skip := int(days[len(days)-1].Start.Sub(hist[len(hist)-1].Start).Hours() / 24)
-	for i, x := range f.Segments.Days {
+	for i, x := range f.WAL.Days {
 		if i < skip {
 			continue
 		}
 		if i < skip+30 {
-			f.Archive30 += x.Value
+			f.Archive30 += x.Value * f.SegmentRatio
 		}
 		if i < skip+90 {
-			f.Archive90 += x.Value
+			f.Archive90 += x.Value * f.SegmentRatio
 		}
 	}
 	f.Archive30 += float64(f.ArchiveBytes)

@@ -216,9 +216,11 @@ func growthText(w io.Writer, target string, r *growth.Report, hours bool, top in
 		fmt.Fprintf(w, "  history: %d complete days, %s to %s\n", f.HistoryDays, f.HistoryFrom, f.HistoryTo)
 		fmt.Fprintf(w, "  error on the last %d days, fitted on the %d before: MAPE %.1f%%, max %.1f%% (%s MB)\n", bt.HeldBack, bt.FitDays, bt.MAPE, bt.MaxAPE, mb(bt.MaxAbsError))
 		fmt.Fprintf(w, "  WAL per day: trend %+s MB per day per day; next 30 days %s MB, next 90 days %s MB\n", mb(f.WAL.Model.Slope), mb(f.WAL.Next30), mb(f.WAL.Next90))
-		sb := &f.Segments.Backtest
-		fmt.Fprintf(w, "  archive: %s MB now, %s MB in 30 days, %s MB in 90 days (segment bytes per day: MAPE %.1f%% on the held-back days)\n",
-			mb(float64(f.ArchiveBytes)), mb(f.Archive30), mb(f.Archive90), sb.MAPE)
+		fmt.Fprintf(w, "  archive: %s MB now, %s MB in 30 days, %s MB in 90 days (%.3f segment bytes per WAL byte)\n",
+			mb(float64(f.ArchiveBytes)), mb(f.Archive30), mb(f.Archive90), f.SegmentRatio)
+		if ab := f.ArchiveBacktest; ab != nil {
+			fmt.Fprintf(w, "  archive growth over the %d held-back days: predicted %s MB, actual %s MB (%+.1f%%)\n", ab.Days, mb(ab.Predicted), mb(ab.Actual), ab.ErrorPercent)
+		}
 	}
 	fmt.Fprintln(w)
 	for _, n := range r.NotComputed {
@@ -244,7 +246,7 @@ func share(part, whole uint64) float64 {
 // growthCSV writes the report as rows of period, group, key and counts:
 // group total (key empty), rmgr, relation, other_relations, checkpoints
 // (key the cause, count), segments (count, bytes: their sizes), archive
-// (bytes), and forecast (a future day: key wal_bytes or segment_bytes).
+// (bytes), and forecast (a future day: key wal_bytes).
 func growthCSV(out io.Writer, r *growth.Report, hours bool) error {
 	w := csv.NewWriter(out)
 	w.Write([]string{"period", "group", "key", "records", "bytes", "images", "image_bytes", "image_bytes_uncompressed", "count"})
@@ -298,13 +300,8 @@ func growthCSV(out io.Writer, r *growth.Report, hours bool) error {
 		}
 	}
 	if f := r.Forecast; f.WAL != nil {
-		for i := range f.WAL.Days {
-			for _, s := range []struct {
-				key string
-				v   float64
-			}{{"wal_bytes", f.WAL.Days[i].Value}, {"segment_bytes", f.Segments.Days[i].Value}} {
-				w.Write([]string{f.WAL.Days[i].Day, "forecast", s.key, "", strconv.FormatFloat(math.Round(s.v), 'f', 0, 64), "", "", "", ""})
-			}
+		for _, d := range f.WAL.Days {
+			w.Write([]string{d.Day, "forecast", "wal_bytes", "", strconv.FormatFloat(math.Round(d.Value), 'f', 0, 64), "", "", "", ""})
 		}
 	}
 	w.Flush()

@@ -249,9 +249,19 @@ func TestGrowthFixture(t *testing.T) {
 		if f.ArchiveBytes != int64(len(growthCSVFile(t, filepath.Join(fx, "ref", "segments.txt"))))<<20 || f.Archive90 < f.Archive30 || f.Archive30 < float64(f.ArchiveBytes) {
 			t.Errorf("archive %d now, %v in 30 days, %v in 90", f.ArchiveBytes, f.Archive30, f.Archive90)
 		}
-		t.Logf("forecast: history %d days %s..%s; WAL backtest (%d fit, %d held back) MAPE %.1f%% max %.1f%% (%.0f bytes); next 30 days %.0f, 90 days %.0f; archive %d now, %.0f in 30 days, %.0f in 90; segments backtest MAPE %.1f%%",
+		ab := f.ArchiveBacktest
+		var seg float64
+		for _, d := range rep.Days {
+			if d.Day >= bt.Days[0].Day && d.Day <= bt.Days[len(bt.Days)-1].Day {
+				seg += float64(d.SegmentBytes)
+			}
+		}
+		if ab == nil || ab.Actual != seg || ab.Days != bt.HeldBack {
+			t.Errorf("archive backtest %+v, segment bytes of the held-back days %v", ab, seg)
+		}
+		t.Logf("forecast: history %d days %s..%s; WAL backtest (%d fit, %d held back) MAPE %.1f%% max %.1f%% (%.0f bytes); next 30 days %.0f, 90 days %.0f; archive %d now, %.0f in 30 days, %.0f in 90 (%.3f segment bytes per WAL byte); archive growth over the held-back days predicted %.0f, actual %.0f (%+.1f%%)",
 			f.HistoryDays, f.HistoryFrom, f.HistoryTo, bt.FitDays, bt.HeldBack, bt.MAPE, bt.MaxAPE, bt.MaxAbsError, f.WAL.Next30, f.WAL.Next90,
-			f.ArchiveBytes, f.Archive30, f.Archive90, f.Segments.Backtest.MAPE)
+			f.ArchiveBytes, f.Archive30, f.Archive90, f.SegmentRatio, ab.Predicted, ab.Actual, ab.ErrorPercent)
 	})
 
 	t.Run("text-csv", func(t *testing.T) {
