@@ -37,7 +37,8 @@ type Growing struct {
 	ChangePercent *float64 `json:"change_percent"`
 }
 
-// Week is a calendar week's (Monday to Sunday) totals.
+// Week is a calendar week's (Monday to Sunday) totals: of the whole week
+// (also its days before --since), compared with the week before.
 type Week struct {
 	Start         string   `json:"week"` // its Monday
 	Days          int      `json:"days"` // of it in the report (7: a whole week)
@@ -101,7 +102,7 @@ type Report struct {
 	// Total is the days' sum.
 	Total Period `json:"total"`
 	// TopGrowing are the relations whose bytes grew most in the last 7
-	// days of the report against the 7 before.
+	// days of the report against the 7 before (also before --since).
 	TopGrowing []Growing      `json:"top_growing"`
 	Weeks      []Week         `json:"weeks"`
 	Forecast   ForecastReport `json:"forecast"`
@@ -169,20 +170,55 @@ func (d *Dataset) Build(opts Options) (*Report, error) {
 			}
 		}
 	}
-	var days []*Day // the known days of the report, gaps filled with empty ones
-	for _, x := range r.Days {
-		if x.Unknown {
-			continue
+	// The known days, gaps filled with empty ones: of the report, and of
+	// the dataset up to the report's last day (what the report's first
+	// week and its last 7 days compare with may precede --since).
+	filled := func(src []*Day) []*Day {
+		var days []*Day
+		for _, x := range src {
+			if x.Unknown {
+				continue
+			}
+			for len(days) > 0 && days[len(days)-1].Start.AddDate(0, 0, 1).Before(x.Start) {
+				t := days[len(days)-1].Start.AddDate(0, 0, 1)
+				days = append(days, &Day{Period: *newPeriod(t, false), Day: t.Format(time.DateOnly), Checkpoints: Checkpoints{}, ArchiveBytes: days[len(days)-1].ArchiveBytes})
+			}
+			days = append(days, x)
 		}
-		for len(days) > 0 && days[len(days)-1].Start.AddDate(0, 0, 1).Before(x.Start) {
-			t := days[len(days)-1].Start.AddDate(0, 0, 1)
-			e := &Day{Period: *newPeriod(t, false), Day: t.Format(time.DateOnly), Checkpoints: Checkpoints{}, ArchiveBytes: days[len(days)-1].ArchiveBytes}
-			days = append(days, e)
-		}
-		days = append(days, x)
+		return days
 	}
-	r.TopGrowing = topGrowing(d, days, top)
-	r.Weeks = weeks(days)
+	days := filled(r.Days)
+	var upTo []*Day
+	for _, x := range all {
+		if len(days) > 0 && !x.Unknown && x.Day <= days[len(days)-1].Day {
+			upTo = append(upTo, x)
+		}
+	}
+	upTo = filled(upTo)
+	r.TopGrowing = topGrowing(d, upTo, top)
+	r.Weeks = []Week{}
+	if len(days) > 0 {
+		firstMonday := days[0].Start.AddDate(0, 0, -weekdayIndex(days[0].Start)).Format(time.DateOnly)
+		for _, w := range weeks(upTo) {
+			if w.Start >= firstMonday {
+				r.Weeks = append(r.Weeks, w)
+			}
+		}
+		// the first week's days within the report only
+		if n := len(r.Weeks); n > 0 {
+			for i := range r.Weeks {
+				r.Weeks[i].Days = 0
+			}
+			for _, x := range days {
+				monday := x.Start.AddDate(0, 0, -weekdayIndex(x.Start)).Format(time.DateOnly)
+				for i := range r.Weeks {
+					if r.Weeks[i].Start == monday {
+						r.Weeks[i].Days++
+					}
+				}
+			}
+		}
+	}
 	r.Forecast = forecast(days, r.FirstDay, r.LastDay)
 	return r, nil
 }
