@@ -40,7 +40,7 @@ const CatalogQuery = `SELECT json_build_object(
   'ranges', (SELECT jsonb_agg(to_jsonb(r)) FROM pg_range r),
   'indexes', (SELECT jsonb_agg(to_jsonb(i) - 'indexprs' - 'indpred'
       || jsonb_build_object('hasexprs', i.indexprs IS NOT NULL, 'haspred', i.indpred IS NOT NULL))
-    FROM pg_index i WHERE i.indisprimary OR i.indisreplident))`
+    FROM pg_index i WHERE i.indrelid >= 16384 AND (i.indisprimary OR i.indisreplident)))`
 
 // ErrCatalogFile wraps what is wrong with a catalog file.
 var ErrCatalogFile = errors.New("not a walscope catalog file (walscope rows --catalog-query | psql -XAtq -d DB -o FILE)")
@@ -98,10 +98,16 @@ func (r jrow) f32(k string) float32 {
 	return 0
 }
 
-// int2vector reads an int2vector or oidvector column ("1 2", as jsonb
-// gives these types: their text).
+// vector reads an int2vector column: a JSON array, or its text ("1 2").
 func (r jrow) vector(k string) []int16 {
 	var out []int16
+	if a, ok := r[k].([]any); ok { // jsonb gives an int2vector as an array (15)
+		for _, v := range a {
+			x := jrow{"v": v}
+			out = append(out, x.i16("v"))
+		}
+		return out
+	}
 	for _, f := range strings.Fields(r.str(k)) {
 		n, err := strconv.Atoi(f)
 		if err != nil {

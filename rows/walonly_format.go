@@ -20,7 +20,7 @@ import (
 // written (a type without an output function) or the writer's.
 func (f *Format) WriteUndoPartial(w io.Writer, res *Result) (notUndone []string, err error) {
 	for i := len(res.Changes) - 1; i >= 0; i-- {
-		if why := cannotUndo(&res.Changes[i]); why != "" {
+		if why := CannotUndo(&res.Changes[i]); why != "" {
 			c := &res.Changes[i]
 			notUndone = append(notUndone, fmt.Sprintf("%s at %s of %s: %s", c.Op, c.LSN, c.Rel.Name(), why))
 		}
@@ -38,7 +38,7 @@ func (f *Format) WriteUndoPartial(w io.Writer, res *Result) (notUndone []string,
 	var line []byte
 	for i := len(res.Changes) - 1; i >= 0; i-- {
 		c := &res.Changes[i]
-		if why := cannotUndo(c); why != "" {
+		if why := CannotUndo(c); why != "" {
 			fmt.Fprintf(bw, "-- NOT UNDONE: %s at %s of %s: %s\n", c.Op, c.LSN, c.Rel.Name(), why)
 			continue
 		}
@@ -87,9 +87,9 @@ func (f *Format) WriteUndoPartial(w io.Writer, res *Result) (notUndone []string,
 	return notUndone, bw.Flush()
 }
 
-// cannotUndo says why a change read without a backup cannot be undone
+// CannotUndo says why a change read without a backup cannot be undone
 // exactly ("" if it can).
-func cannotUndo(c *Change) string {
+func CannotUndo(c *Change) string {
 	if c.Err != nil {
 		return c.Err.Error()
 	}
