@@ -13,9 +13,10 @@ import (
 //
 // fitted to the last MaxHistoryDays complete days (t counts days from the
 // first): the factors start at 1; the trend is the least-squares line
-// through y(t)/f(weekday(t)); each factor is then the mean of y(t)/(a+b·t)
-// over the days of its weekday, scaled so the seven average 1 (a weekday
-// without a day keeps 1); and the trend is fitted again through the new
+// through y(t)/f(weekday(t)); each factor is then the sum of y(t) over
+// the days of its weekday divided by the sum of the trend a+b·t on them
+// (days where the trend is not above 0 left out), scaled so the seven
+// average 1 (a weekday without a day keeps 1); and the trend is fitted again through the new
 // deseasonalised series, the two steps repeated until no factor moves by
 // more than 1e-12 (at most 100 rounds): a series that is exactly such a
 // product is fitted back exactly. A prediction below 0 is 0.
@@ -106,7 +107,7 @@ const fitRounds = 100
 
 // factors sets the weekday factors from the trend.
 func (m *Model) factors(ys []float64, day func(int) time.Time) {
-	var sum [7]float64
+	var sum, trend [7]float64
 	var cnt [7]int
 	for i, y := range ys {
 		tr := m.Level + m.Slope*float64(i)
@@ -114,14 +115,15 @@ func (m *Model) factors(ys []float64, day func(int) time.Time) {
 			continue
 		}
 		w := weekdayIndex(day(i))
-		sum[w] += y / tr
+		sum[w] += y
+		trend[w] += tr
 		cnt[w]++
 	}
 	var mean float64
 	k := 0
 	for w := range 7 {
 		if cnt[w] > 0 {
-			m.Factors[w] = sum[w] / float64(cnt[w])
+			m.Factors[w] = sum[w] / trend[w]
 			mean += m.Factors[w]
 			k++
 		}

@@ -212,5 +212,5 @@ func Example() {
 	fmt.Printf("fitted on %d days, %d held back: MAPE %.1f%%\n", bt.FitDays, bt.HeldBack, bt.MAPE)
 	// Output:
 	// 28 days from 2026-09-07 to 2026-10-04 total 677000 bytes
-	// fitted on 19 days, 7 held back: MAPE 2.9%
+	// fitted on 19 days, 7 held back: MAPE 3.0%
 }
