@@ -10,7 +10,6 @@ import (
 	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/tuple"
-	"github.com/walscope/walscope/xlog"
 )
 
 // Without a base backup (Config.Backup nil), Changes reads what the WAL
@@ -340,6 +339,9 @@ func (r *Row) Complete() bool {
 
 // change adds one row change without a backup.
 func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
+	if w.only != 0 && w.only != cls.OID {
+		return nil
+	}
 	rel, err := w.relation(cls)
 	if err != nil {
 		return err
@@ -424,9 +426,6 @@ func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
 			w.miss(rel, out.Op, false, out.NewMissing)
 		}
 	}
-	if w.only != 0 && w.only != cls.OID {
-		return nil
-	}
 	w.note(rel)
 	w.res.Changes = append(w.res.Changes, out)
 	return nil
@@ -440,5 +439,3 @@ func (w *walBuilder) note(rel *Relation) {
 	}
 	w.res.Relations = append(w.res.Relations, rel)
 }
-
-var _ = xlog.XID(0)

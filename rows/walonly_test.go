@@ -148,6 +148,7 @@ func walOnlyLevel(t *testing.T, level, bin, client string) {
 	if xid == 0 {
 		t.Fatal("no xid")
 	}
+	t.Logf("wal_level %s: transaction %d, the WAL read from %s", level, xid, start)
 	after := map[string]map[string]string{}
 	for _, tb := range walOnlyTables {
 		after[tb] = serverRows(t, p, tb)

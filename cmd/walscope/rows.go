@@ -26,7 +26,8 @@ func rowsCommand() *cli.Command {
 		ArgsUsage: "WAL...",
 		Description: "Exit status: 0 done; 1 damaged input, or changes that could not be decoded (the others are written, the output marked incomplete); " +
 			"2 usage or unreadable input; 3 the transaction's end is not in the WAL read, it was rolled back, or the xid is a subtransaction's; 4 no such relation (or an ambiguous name); " +
-			"5 backup and WAL of different systems; 6 a column of a type walscope cannot render (see --unknown-as-bytea).",
+			"5 backup and WAL of different systems; 6 a column of a type walscope cannot render (see --unknown-as-bytea); " +
+			"7 without --backup: rows whose old or new version the WAL does not hold (counted on standard error per table and reason, the others written; with --format sql, the changes the script cannot undo).",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "backup", Usage: "the base backup at `PATH` (data directory, pg_basebackup -Fp or -Ft, a pgBackRest backup, a Barman backup; several for a PostgreSQL 17 incremental chain, oldest first)"},
 			&cli.StringFlag{Name: "xid", Usage: "the transaction `XID` (its subtransactions that committed with it included)"},
@@ -40,12 +41,24 @@ func rowsCommand() *cli.Command {
 			&cli.StringFlag{Name: "intervalstyle", Usage: "IntervalStyle `STYLE` for copy (default: the backup's configuration; sql always writes postgres)"},
 			&cli.StringFlag{Name: "extra-float-digits", Usage: "extra_float_digits `N` (default: the backup's configuration, else 1; sql always writes exact floats)"},
 			&cli.StringFlag{Name: "memory", Value: "256MB", Usage: "hold at most `SIZE` of pages in memory; more go to a temporary file"},
+			&cli.StringFlag{Name: "catalog", Usage: "without --backup: the relations' columns and types from `FILE`, made on the database by walscope rows --catalog-query | psql -XAtq -d DB -o FILE"},
+			&cli.BoolFlag{Name: "catalog-query", Usage: "print the query that makes the --catalog file, and exit"},
+			&cli.StringFlag{Name: "start-lsn", Usage: "without --backup: start reading the WAL at `LSN` (default: its first segment)"},
+			&cli.StringFlag{Name: "block-size", Value: "8192", Usage: "without --backup: the cluster's BLCKSZ `BYTES`"},
 		},
 		Action: act(rowsAction),
 	}
 }
 
+// exitNotInWAL: without --backup, rows whose old or new version the WAL
+// does not hold (the others are written).
+const exitNotInWAL = 7
+
 func rowsAction(c *cli.Command) error {
+	if c.Bool("catalog-query") {
+		fmt.Fprintln(c.Root().Writer, rows.CatalogQuery+";")
+		return nil
+	}
 	outFormat := c.String("format")
 	switch outFormat {
 	case "jsonl", "copy", "sql", "parquet":
@@ -60,8 +73,12 @@ func rowsAction(c *cli.Command) error {
 	if err != nil || x < 3 {
 		return usageErr("invalid transaction ID for option --xid: %q", s)
 	}
-	if len(c.StringSlice("backup")) == 0 {
-		return usageErr("give --backup PATH: the rows are rebuilt from a base backup and the WAL (without a backup, from the WAL alone, is not there yet)")
+	walOnly := len(c.StringSlice("backup")) == 0
+	if walOnly && c.String("catalog") == "" {
+		return usageErr("give --backup PATH (the rows rebuilt from a base backup and the WAL), or --catalog FILE (what the WAL alone carries, the relations' columns from FILE, made by: walscope rows --catalog-query | psql -XAtq -d DB -o FILE)")
+	}
+	if walOnly && outFormat == "parquet" {
+		return usageErr("--format parquet needs --backup: without one, rows may hold only their key columns")
 	}
 	mem, err := parseByteSize(c.String("memory"))
 	if err != nil || mem <= 0 {
@@ -78,15 +95,36 @@ func rowsAction(c *cli.Command) error {
 	if c.Args().Len() == 0 {
 		return usageErr("give the WAL: an archive or pg_wal directory, or files")
 	}
-	b, err := openBackup(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	// the settings first: a wrong flag is said before the WAL is read
-	settings, err := typeout.LoadSettings("", typeout.ConfigFiles{ReadFile: b.ReadFile, ReadDir: b.ReadDir})
-	if err != nil && !errors.Is(err, typeout.ErrSetting) {
-		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("the backup's configuration: %v", err)}
+	cfg := rows.Config{Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(x), Relation: c.String("relation"), Database: db, MemoryBytes: mem, TempDir: os.TempDir()}
+	settings := typeout.DefaultSettings()
+	var major int
+	if walOnly {
+		if cfg.Catalog, err = readRowsCatalog(c.String("catalog")); err != nil {
+			return err
+		}
+		major = int(cfg.Catalog.Version)
+		if s := c.String("start-lsn"); s != "" {
+			if cfg.Start, err = xlog.ParseLSN(s); err != nil {
+				return usageErr("invalid LSN for option --start-lsn: %q", s)
+			}
+		}
+		bs, err := strconv.ParseUint(c.String("block-size"), 10, 32)
+		if err != nil || bs < 1024 || bs > 32768 || bs&(bs-1) != 0 {
+			return usageErr("invalid block size for option --block-size: %q (a power of 2 from 1024 to 32768)", c.String("block-size"))
+		}
+		cfg.BlockSize = uint32(bs)
+	} else {
+		b, err := openBackup(c)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		// the settings first: a wrong flag is said before the WAL is read
+		settings, err = typeout.LoadSettings("", typeout.ConfigFiles{ReadFile: b.ReadFile, ReadDir: b.ReadDir})
+		if err != nil && !errors.Is(err, typeout.ErrSetting) {
+			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("the backup's configuration: %v", err)}
+		}
+		cfg.Backup, major = replay.OpenBackup(b), b.MajorVersion()
 	}
 	for _, o := range []struct{ flag, name string }{{"timezone", "TimeZone"}, {"datestyle", "DateStyle"}, {"intervalstyle", "IntervalStyle"}, {"extra-float-digits", "extra_float_digits"}} {
 		if v := c.String(o.flag); v != "" {
@@ -99,8 +137,11 @@ func rowsAction(c *cli.Command) error {
 	if err != nil {
 		return readerSetupError(err)
 	}
-	res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: src, Options: xlog.Options{FollowHistory: true},
-		XID: xlog.XID(x), Relation: c.String("relation"), Database: db, MemoryBytes: mem, TempDir: os.TempDir()})
+	cfg.WAL = src
+	res, err := rows.Changes(cfg)
+	if errors.Is(err, rows.ErrCatalogFile) {
+		return usageErr("--catalog %s: %v", c.String("catalog"), err)
+	}
 	if errors.Is(err, rows.ErrNoEnd) || errors.Is(err, rows.ErrNotCommitted) || errors.Is(err, rows.ErrSubtransaction) {
 		return &exitError{code: exitUnreachable, noHint: true, msg: err.Error()}
 	}
@@ -109,7 +150,6 @@ func rowsAction(c *cli.Command) error {
 	}
 	defer res.Close()
 
-	major := b.MajorVersion()
 	unknownAsBytea := c.Bool("unknown-as-bytea")
 	textOf := func(st typeout.Settings, types typeout.Types) table.ValueText {
 		f := &typeout.Formatter{Settings: st, Types: types, Major: major}
@@ -147,10 +187,19 @@ func rowsAction(c *cli.Command) error {
 			f.Settings = "SET LOCAL DateStyle = 'ISO, MDY';\nSET LOCAL IntervalStyle = 'postgres';\nSET LOCAL extra_float_digits = 1;\n"
 		}
 	}
-	var bad []string
+	var bad, notUndone []string
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		var line []byte
+		if outFormat == "sql" && walOnly {
+			not, err := f.WriteUndoPartial(bw, res)
+			if err != nil {
+				bw.Flush()
+				return err
+			}
+			notUndone = not
+			return bw.Flush()
+		}
 		if outFormat == "sql" {
 			if err := f.WriteUndo(bw, res); err != nil {
 				if errors.Is(err, typeout.ErrUnsupported) || errors.Is(err, typeout.ErrUnknownType) {
@@ -173,7 +222,7 @@ func rowsAction(c *cli.Command) error {
 				if line, err = f.AppendJSON(line, ch); err == nil {
 					line = append(line, '\n')
 				}
-			} else if ch.Old != nil {
+			} else if ch.Old != nil && (ch.Old.Unknown == nil || ch.Old.Complete()) {
 				line, err = f.AppendCopy(line, ch.Rel, ch.Old)
 			}
 			if err != nil {
@@ -205,6 +254,9 @@ func rowsAction(c *cli.Command) error {
 		for _, s := range res.Skipped {
 			fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: %s\n", s)
 		}
+	}
+	if len(bad) == 0 && walOnly {
+		return walOnlyMissing(c, res, notUndone)
 	}
 	if len(bad) > 0 {
 		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", len(bad), strings.Join(bad, "; "))}
@@ -239,4 +291,45 @@ func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *[]
 		}
 		return nil
 	})
+}
+
+// readRowsCatalog reads a --catalog file of rows (rows.ReadCatalog).
+func readRowsCatalog(path string) (*rows.CatalogFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("--catalog: %v", err)
+	}
+	defer f.Close()
+	cat, err := rows.ReadCatalog(f, 0)
+	if err != nil {
+		return nil, usageErr("--catalog %s: %v", path, err)
+	}
+	return cat, nil
+}
+
+// walOnlyMissing says on standard error, without a backup, the rows whose
+// old or new version the WAL does not hold, per table, operation and
+// reason, and the changes the undo script cannot undo: exit status 7 if
+// there are any.
+func walOnlyMissing(c *cli.Command, res *rows.Result, notUndone []string) error {
+	n := 0
+	for _, m := range res.Missing {
+		which := "old"
+		if !m.Old {
+			which = "new"
+		}
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: %s: %d %s rows without their %s version in the WAL: %s\n", m.Relation, m.Rows, m.Op, which, m.Reason)
+		n += m.Rows
+	}
+	for _, s := range notUndone {
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: not undone: %s\n", s)
+	}
+	if n == 0 && len(notUndone) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d row versions are not in the WAL read (without --backup); the others are written", n)
+	if len(notUndone) > 0 {
+		msg = fmt.Sprintf("%d changes cannot be undone from the WAL alone (listed in the script); the script undoes the others", len(notUndone))
+	}
+	return &exitError{code: exitNotInWAL, noHint: true, msg: msg}
 }
