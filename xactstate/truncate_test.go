@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/xactstate"
 	"github.com/walscope/walscope/xlog"
 )
@@ -14,43 +15,22 @@ import (
 // newPrimary makes a cluster that archives its WAL, in a new work
 // directory (removed at the end unless WALSCOPE_XACTSTATE_KEEP=1), runs
 // beforeStart on its data directory, starts it and creates oracleSchema.
-func newPrimary(t *testing.T, cfg oracleConfig, beforeStart func(data string)) (work, archive string, p *server) {
+func newPrimary(t *testing.T, cfg oracleConfig, beforeStart func(data string)) (work, archive string, p *pgtest.Server) {
 	t.Helper()
-	work, err := os.MkdirTemp("", "xactstate-")
-	if err != nil {
+	work = pgtest.WorkDir(t, "xactstate-", "WALSCOPE_XACTSTATE_KEEP")
+	archive = filepath.Join(work, "archive")
+	if err := os.MkdirAll(archive, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("WALSCOPE_XACTSTATE_KEEP") == "1" {
-		t.Logf("kept %s", work)
-	} else {
-		t.Cleanup(func() { os.RemoveAll(work) })
-	}
-	os.Chmod(work, 0o755)
-	archive, data := filepath.Join(work, "archive"), filepath.Join(work, "primary")
-	p = &server{bin: cfg.server, client: cfg.client, dir: data, sock: filepath.Join(work, "sock"), log: filepath.Join(work, "primary.log"), port: port()}
-	for _, d := range []string{archive, p.sock} {
-		os.MkdirAll(d, 0o755)
-	}
-	os.WriteFile(p.log, nil, 0o644)
-	// the base backup is written under work by the postgres user
-	chownPG(t, work)
-	if out, err := asPostgres(fmt.Sprintf("%s -D %s -U postgres -A trust --no-sync >/dev/null", filepath.Join(cfg.server, "initdb"), shq(data))).CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = ''\nunix_socket_directories = '%s'\nwal_level = replica\n"+
-		"archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nmax_prepared_transactions = 10\ntrack_commit_timestamp = on\nautovacuum = off\nfsync = off\nmax_wal_senders = 4\n",
-		p.port, p.sock, archive)
-	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(conf)
-	f.Close()
+	pgtest.ChownPG(t, archive)
+	p = pgtest.New(t, work, "primary", int(cfg.version), cfg.server, cfg.client)
+	p.InitDB(t, "", fmt.Sprintf("wal_level = replica\narchive_mode = on\narchive_command = 'cp %%p %s/%%f'\n"+
+		"max_prepared_transactions = 10\ntrack_commit_timestamp = on\nautovacuum = off\nmax_wal_senders = 4", archive))
 	if beforeStart != nil {
-		beforeStart(data)
+		beforeStart(p.Dir)
 	}
-	p.start(t)
-	p.query(t, oracleSchema)
+	p.Start(t)
+	p.Query(t, oracleSchema)
 	return work, archive, p
 }
 
@@ -60,25 +40,25 @@ func newPrimary(t *testing.T, cfg oracleConfig, beforeStart func(data string)) (
 // cluster starts at xid 0x200000 (pg_resetwal -x), so that the segment
 // removed (0000, xids below 0x100000) is not the one in use.
 func TestCLOGTruncation(t *testing.T) {
-	bin := needPG(t)
-	cfg := oracleConfig{version: xlog.V15, server: bin, client: bin, baseBackup: true, waldump: true}
+	bin, client := pgtest.Need(t, 15)
+	cfg := oracleConfig{version: xlog.V15, server: bin, client: client, baseBackup: true, waldump: true}
 	work, archive, p := newPrimary(t, cfg, func(data string) {
-		if out, err := asPostgres(fmt.Sprintf("%s -x 0x200000 -D %s", filepath.Join(bin, "pg_resetwal"), shq(data))).CombinedOutput(); err != nil {
+		if out, err := pgtest.AsPostgres(fmt.Sprintf("%s -x 0x200000 -D %s", filepath.Join(bin, "pg_resetwal"), pgtest.Shq(data))).CombinedOutput(); err != nil {
 			t.Fatalf("pg_resetwal: %v\n%s", err, out)
 		}
 	})
 	base := filepath.Join(work, "base")
 	w := &workload{t: t, cfg: cfg}
-	a, b := p.session(t, "a"), p.session(t, "b")
-	p.query(t, "ALTER DATABASE template0 ALLOW_CONNECTIONS true")
+	a, b := p.Session(t, "a"), p.Session(t, "b")
+	p.Query(t, "ALTER DATABASE template0 ALLOW_CONNECTIONS true")
 	for i := range 3 {
 		w.xactWithRow(a, fmt.Sprintf("pre/commit%d", i), "COMMIT")
 		w.xactWithRow(a, fmt.Sprintf("pre/abort%d", i), "ROLLBACK")
 	}
-	b.exec("BEGIN")
-	w.note("pre/open", b.one("INSERT INTO u VALUES (1, 1) RETURNING xmin"))
+	b.Exec("BEGIN")
+	w.note("pre/open", b.One("INSERT INTO u VALUES (1, 1) RETURNING xmin"))
 	w.baseBackup(p, base)
-	b.exec("COMMIT")
+	b.Exec("COMMIT")
 	for i := range 3 {
 		w.xactWithRow(a, fmt.Sprintf("s1/commit%d", i), "COMMIT")
 		w.xactWithRow(a, fmt.Sprintf("s1/abort%d", i), "ROLLBACK")
@@ -86,19 +66,19 @@ func TestCLOGTruncation(t *testing.T) {
 	// What the primary says before the truncation: afterwards, the
 	// servers answer NULL (too old) for these.
 	before := statuses(t, p, w.xids)
-	if out, err := asPostgres(fmt.Sprintf("%s -a -F -q -h %s -p %d -U postgres", filepath.Join(bin, "vacuumdb"), shq(p.sock), p.port)).CombinedOutput(); err != nil {
+	if out, err := pgtest.AsPostgres(fmt.Sprintf("%s -a -F -q -h %s -p %d -U postgres", filepath.Join(bin, "vacuumdb"), pgtest.Shq(p.Sock), p.Port)).CombinedOutput(); err != nil {
 		t.Fatalf("vacuumdb: %v\n%s", err, out)
 	}
 	for i := range 3 {
 		w.xactWithRow(a, fmt.Sprintf("s2/commit%d", i), "COMMIT")
 		w.xactWithRow(a, fmt.Sprintf("s2/abort%d", i), "ROLLBACK")
 	}
-	b.exec("BEGIN")
-	w.note("s2/open", b.one("INSERT INTO u VALUES (1, 2) RETURNING xmin"))
+	b.Exec("BEGIN")
+	w.note("s2/open", b.One("INSERT INTO u VALUES (1, 2) RETURNING xmin"))
 	w.restorePoint(p, "rpT")
-	seg := p.query(t, "SELECT pg_walfile_name(pg_current_wal_lsn())")[0]
-	p.query(t, "SELECT pg_switch_wal()")
-	p.waitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
+	seg := p.Query(t, "SELECT pg_walfile_name(pg_current_wal_lsn())")[0]
+	p.Query(t, "SELECT pg_switch_wal()")
+	p.WaitFor(t, fmt.Sprintf("SELECT last_archived_wal >= '%s' FROM pg_stat_archiver", seg), "t")
 
 	out, _ := runCmd(filepath.Join(bin, "pg_waldump"), "-p", archive, "-s", backupStart(t, base).String(), "-r", "CLOG")
 	if !strings.Contains(string(out), "desc: TRUNCATE") {
