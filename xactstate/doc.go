@@ -15,6 +15,6 @@
 // slru.c (src/backend/access/transam), the same in PostgreSQL 10 to 18 for
 // what is read here except where a comment names a version: SLRU page
 // numbers in CLOG and MultiXact records (int up to 16, int64 from 17), the
-// 2PC state header (15 added two counters) and pg_twophase file names (a
-// full transaction id in 18).
+// 2PC state header (11 added the origin LSN and time and a new magic, 15 two
+// counters) and pg_twophase file names (a full transaction id in 18).
 package xactstate

@@ -67,6 +67,8 @@ func FuzzSLRUPages(f *testing.F) {
 	binary.LittleEndian.PutUint32(mem[12:], 701)
 	f.Add(page, page, off, mem, []byte{}, uint32(5), uint32(1), uint16(0x1000), uint8(15))
 	f.Add(page[:100], []byte{}, off[:9], mem[:17], []byte{}, uint32(4097), uint32(2), uint16(0x0300), uint8(17))
+	f.Add(page, page, off, mem, withCRC(twoPhaseState(5, 2)), uint32(6), uint32(1), uint16(0x1000), uint8(5))   // 15
+	f.Add(page, page, off, mem, withCRC(twoPhaseState10(5, 2)), uint32(6), uint32(1), uint16(0x1000), uint8(0)) // 10
 	f.Fuzz(func(t *testing.T, xact, subtrans, offsets, members, twophase []byte, xid, multi uint32, infomask uint16, ver uint8) {
 		v := xlog.Version(10 + ver%9)
 		fsys := fstest.MapFS{
@@ -119,6 +121,7 @@ func FuzzRecords(f *testing.F) {
 	f.Add(uint8(3), uint8(0x10), make([]byte, 16), uint32(8), uint32(9), uint32(1), uint8(17))
 	f.Add(uint8(0), uint8(0x10), make([]byte, 88), uint32(8), uint32(9), uint32(1), uint8(12))
 	f.Add(uint8(1), uint8(0x10), twoPhaseState(8, 2), uint32(8), uint32(9), uint32(1), uint8(16))
+	f.Add(uint8(1), uint8(0x10), twoPhaseState10(8, 2), uint32(8), uint32(9), uint32(1), uint8(0))
 	f.Fuzz(func(t *testing.T, rmid, info uint8, data []byte, recXID, xid, multi uint32, ver uint8) {
 		v := xlog.Version(10 + ver%9)
 		st, err := xactstate.New(xactstate.FS(fstest.MapFS{}), v, 8192)
@@ -139,16 +142,22 @@ func FuzzRecords(f *testing.F) {
 
 // twoPhaseState builds a 15+ 2PC state of xid with n subtransactions (xid+1
 // ...), for seeds.
-func twoPhaseState(xid uint32, n int) []byte {
-	b := make([]byte, 72+8+8*((4*n+7)/8))
-	binary.LittleEndian.PutUint32(b, 0x57F94534)
+func twoPhaseState(xid uint32, n int) []byte { return twoPhaseStateOf(0x57F94534, 72, 54, xid, n) }
+
+// twoPhaseState10 is twoPhaseState in PostgreSQL 10's layout (its own magic,
+// a 48-byte header).
+func twoPhaseState10(xid uint32, n int) []byte { return twoPhaseStateOf(0x57F94533, 48, 46, xid, n) }
+
+func twoPhaseStateOf(magic uint32, hdr, gidlenAt int, xid uint32, n int) []byte {
+	b := make([]byte, hdr+8+8*((4*n+7)/8))
+	binary.LittleEndian.PutUint32(b, magic)
 	binary.LittleEndian.PutUint32(b[4:], uint32(len(b)+4))
 	binary.LittleEndian.PutUint32(b[8:], xid)
 	binary.LittleEndian.PutUint32(b[28:], uint32(n))
-	binary.LittleEndian.PutUint16(b[54:], 2) // gidlen: "g\0"
-	b[72] = 'g'
+	binary.LittleEndian.PutUint16(b[gidlenAt:], 2) // gidlen: "g\0"
+	b[hdr] = 'g'
 	for i := range n {
-		binary.LittleEndian.PutUint32(b[80+4*i:], xid+1+uint32(i))
+		binary.LittleEndian.PutUint32(b[hdr+8+4*i:], xid+1+uint32(i))
 	}
 	return b
 }
