@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -294,10 +295,22 @@ func (m *Manifest) Files(table string) []string {
 // committed batch wrote.
 func (m *Manifest) Listed(id int) bool { return m != nil && id >= 1 && id <= len(m.Batches) }
 
-// Encode returns the batch's manifest file.
+// Encode returns the batch's manifest file: indented, but for the growth
+// aggregate, kept on one line (indented, its rows of numbers would be most
+// of the file).
 func (b *Batch) Encode() []byte {
 	b.ManifestVersion = ManifestVersion
+	g := b.Growth
+	b.Growth = nil
 	out, _ := json.MarshalIndent(b, "", " ")
+	b.Growth = g
+	if len(g) > 0 {
+		var c bytes.Buffer
+		if json.Compact(&c, g) == nil {
+			out = append(out[:len(out)-2], ",\n \"growth\": "...)
+			out = append(append(out, c.Bytes()...), "\n}"...)
+		}
+	}
 	return append(out, '\n')
 }
 

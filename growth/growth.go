@@ -20,7 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/walscope/walscope/export"
@@ -116,9 +119,25 @@ func Load(fsys fs.FS) (*Dataset, error) {
 	hours := map[time.Time]*Period{}
 	var unknown *Period
 	seenRedo, seenSeg := map[string]bool{}, map[string]bool{}
+	// Decoded on every core (JSON decoding is most of the time:
+	// BenchmarkLoadYear), merged in batch order.
+	gs := make([]*export.Growth, len(m.Batches))
+	errs := make([]error, len(m.Batches))
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range min(runtime.GOMAXPROCS(0), len(m.Batches)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(gs); i = int(next.Add(1) - 1) {
+				gs[i], errs[i] = m.Batches[i].ParseGrowth()
+			}
+		}()
+	}
+	wg.Wait()
 	for i := range m.Batches {
 		b := &m.Batches[i]
-		g, err := b.ParseGrowth()
+		g, err := gs[i], errs[i]
 		if err != nil {
 			return nil, err
 		}

@@ -214,3 +214,46 @@ func Example() {
 	// 28 days from 2026-09-07 to 2026-10-04 total 677000 bytes
 	// fitted on 19 days, 7 held back: MAPE 3.0%
 }
+
+// BenchmarkLoadYear: a year of nightly batches, each of 24 hours of 8
+// resource managers and 60 relations (about 60 KB of aggregate per
+// manifest), loaded and reported.
+func BenchmarkLoadYear(b *testing.B) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var gs []*export.Growth
+	for n := range 365 {
+		g := &export.Growth{Version: export.GrowthVersion, Rmgrs: []string{"XLOG", "Transaction", "Storage", "Heap2", "Heap", "Btree", "Sequence", "Standby"}}
+		for r := range 60 {
+			g.Relations = append(g.Relations, export.GrowthRelation{Tablespace: 1663, DB: 5, Rel: uint32(16384 + r), Schema: "public", Name: fmt.Sprintf("t%d", r)})
+		}
+		day := start.AddDate(0, 0, n)
+		for h := range 24 {
+			gh := export.GrowthHour{Hour: export.HourKey(day.Add(time.Duration(h) * time.Hour))}
+			for rm := range 8 {
+				gh.Rmgr = append(gh.Rmgr, [6]int64{int64(rm), 1000, 100000, 10, 80000, 80000})
+			}
+			for r := range 60 {
+				gh.Rel = append(gh.Rel, [7]int64{int64(r), int64(r % 8), 100, 10000, 1, 8000, 8000})
+			}
+			g.Hours = append(g.Hours, gh)
+		}
+		g.Days = []export.GrowthDay{{Day: day.Format(time.DateOnly)}}
+		gs = append(gs, g)
+	}
+	fsys := manifestFS(gs...)
+	var size int
+	for _, f := range fsys {
+		size += len(f.Data)
+	}
+	b.ReportMetric(float64(size)/365, "bytes/manifest")
+	b.ResetTimer()
+	for b.Loop() {
+		d, err := Load(fsys)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.Build(Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
