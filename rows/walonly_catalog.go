@@ -146,6 +146,9 @@ func ReadCatalog(r io.Reader, v xlog.Version) (*CatalogFile, error) {
 	if f.Magic != 1 || f.Database == nil {
 		return nil, ErrCatalogFile
 	}
+	if major := f.Version / 10000; major < 10 || major > 18 {
+		return nil, fmt.Errorf("%w: server_version_num %d (PostgreSQL 10 to 18 are read)", ErrCatalogFile, f.Version)
+	}
 	if major := f.Version / 10000; v != 0 && major != int(v) {
 		return nil, fmt.Errorf("%w: the file is of PostgreSQL %d, the WAL of %d", ErrCatalogFile, major, v)
 	}

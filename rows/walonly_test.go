@@ -290,6 +290,16 @@ func walOnlyLevel(t *testing.T, level, bin, client string) {
 			}
 		}
 	}
+	// a TOASTed value (6,400 bytes, external) given without the backup
+	toasted := 0
+	for i := range res.Changes {
+		if c := &res.Changes[i]; c.Old.Complete() && len(js(c, c.Old)) > 6400 {
+			toasted++
+		}
+	}
+	if toasted == 0 {
+		t.Error("no external TOAST value given")
+	}
 	// every row the transaction removed or made is a change
 	for _, tb := range walOnlyTables {
 		for ctid := range before[tb] {
