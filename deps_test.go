@@ -38,10 +38,10 @@ var allowed = map[string][]string{
 	"backup":               {"xlog", "decode"},
 	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
-	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format"},
+	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format", "growth"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "internal/outfile"},
 	"growth":               {"export"}, // growth over months and a forecast, from an incremental dataset's manifests (issue 29.2)
-	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "rows", "typeout", "format", "report", "export", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
+	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "rows", "typeout", "format", "report", "export", "growth", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},
 	"internal/waltest":     {"xlog", "decode", "internal/testwal"}, // test helpers of the analysis packages
 	"internal/outfile":     {},                                     // outputs: atomic replacement, devices streamed to, temporary files removed on a signal
