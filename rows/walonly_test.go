@@ -95,17 +95,39 @@ func ctidPage(ctid string) uint32 {
 // key columns of the others). The partial undo script, run on the server,
 // brings every table back to its state before, except the rows it lists
 // as not undone, which stay as the transaction left them.
+//
+// PostgreSQL 15 and 18 by default; with WALSCOPE_ROWS_VERSIONS=all, 10 to
+// 18 (the embedded builds of scripts/embedded-pg.sh).
 func TestWALOnlyAgainstServer(t *testing.T) {
-	bin, client := pgtest.Need(t, 15)
-	for _, level := range []string{"replica", "logical"} {
-		t.Run(level, func(t *testing.T) { walOnlyLevel(t, level, bin, client) })
+	pgtest.Need(t, 15)
+	for major := 10; major <= 18; major++ {
+		always := major == 15 || major == 18
+		t.Run(fmt.Sprint(major), func(t *testing.T) {
+			if !always && os.Getenv("WALSCOPE_ROWS_VERSIONS") != "all" {
+				t.Skip("WALSCOPE_ROWS_VERSIONS=all runs this version too")
+			}
+			if _, why := pgtest.Bin(major); why != "" {
+				if always {
+					pgtest.SkipOrFail(t, why)
+				}
+				t.Skip(why)
+			}
+			bin, client := pgtest.Need(t, major)
+			for _, level := range []string{"replica", "logical"} {
+				t.Run(level, func(t *testing.T) { walOnlyLevel(t, major, level, bin, client) })
+			}
+		})
 	}
 }
 
-func walOnlyLevel(t *testing.T, level, bin, client string) {
+func walOnlyLevel(t *testing.T, major int, level, bin, client string) {
 	work := pgtest.WorkDir(t, "rows-walonly-", "WALSCOPE_KEEP")
-	p := pgtest.New(t, work, "p", 15, bin, client)
-	p.InitDB(t, "", "wal_level = "+level+"\nwal_keep_size = '1GB'\nmax_wal_size = '1GB'\ncheckpoint_timeout = '1h'\nautovacuum = off")
+	p := pgtest.New(t, work, "p", major, bin, client)
+	keep := "wal_keep_size = '1GB'"
+	if major < 13 {
+		keep = "wal_keep_segments = 64"
+	}
+	p.InitDB(t, "", "wal_level = "+level+"\n"+keep+"\nmax_wal_size = '1GB'\ncheckpoint_timeout = '1h'\nautovacuum = off")
 	p.Start(t)
 	p.Query(t, walOnlySetup)
 	base := filepath.Join(work, "base")
@@ -148,7 +170,7 @@ func walOnlyLevel(t *testing.T, level, bin, client string) {
 	if xid == 0 {
 		t.Fatal("no xid")
 	}
-	t.Logf("wal_level %s: transaction %d, the WAL read from %s", level, xid, start)
+	t.Logf("PostgreSQL %d, wal_level %s: transaction %d, the WAL read from %s", major, level, xid, start)
 	after := map[string]map[string]string{}
 	for _, tb := range walOnlyTables {
 		after[tb] = serverRows(t, p, tb)
@@ -196,7 +218,7 @@ func walOnlyLevel(t *testing.T, level, bin, client string) {
 	}
 
 	js := func(c *rows.Change, row *rows.Row) string {
-		f := serverFormat(c.Rel, 15)
+		f := serverFormat(c.Rel, major)
 		b, err := f.AppendRowJSON(nil, c.Rel, row)
 		if err != nil {
 			t.Fatalf("%s at %s: %v", c.Op, c.LSN, err)
@@ -328,7 +350,7 @@ func walOnlyLevel(t *testing.T, level, bin, client string) {
 	sort.Strings(names)
 	for _, tb := range names {
 		n := counts[tb]
-		t.Logf("wal_level %s, %s: %d row versions given (%d identical to the with-backup output), %d not in the WAL (%d of them key columns only)", level, tb, n.given, n.sameAsBackup, n.missing, n.key)
+		t.Logf("PostgreSQL %d, wal_level %s, %s: %d row versions given (%d identical to the with-backup output), %d not in the WAL (%d of them key columns only)", major, level, tb, n.given, n.sameAsBackup, n.missing, n.key)
 	}
 	if level == "replica" && counts["t_far"].missing == 0 || counts["t_pk"].given == 0 {
 		t.Error("the incident did not exercise what it should")
@@ -336,7 +358,7 @@ func walOnlyLevel(t *testing.T, level, bin, client string) {
 
 	// the undo script on the server
 	var sb strings.Builder
-	f := undoFormat(res.Relations[0], 15)
+	f := undoFormat(res.Relations[0], major)
 	notUndone, err := f.WriteUndoPartial(&sb, res)
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +413,7 @@ func walOnlyLevel(t *testing.T, level, bin, client string) {
 			undone++
 		}
 	}
-	t.Logf("wal_level %s: undo script run on the server: %d tables as expected, %d changes not undone (listed)", level, undone, len(notUndone))
+	t.Logf("PostgreSQL %d, wal_level %s: undo script run on the server: %d tables as expected, %d changes not undone (listed)", major, level, undone, len(notUndone))
 }
 
 func idOf(rowJSON string) string {
