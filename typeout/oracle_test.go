@@ -29,24 +29,12 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.txt.zst from Po
 // keeps (the cases' edge values come first).
 const goldenRows = 40
 
-// oracleTypes is the catalog as decoded from the server's pg_type,
-// pg_attribute and pg_enum pages (package catalog), with pg_range's
-// subtypes and multirange types from a query (package catalog does not
-// decode pg_range).
-type oracleTypes struct {
-	*catalog.Catalog
-	ranges, multiranges map[uint32]uint32
-}
-
-func (o oracleTypes) MultirangeRange(oid uint32) (uint32, bool) {
-	r, ok := o.multiranges[oid]
-	return r, ok
-}
-
-func (o oracleTypes) RangeSubtype(oid uint32) (uint32, bool) {
-	s, ok := o.ranges[oid]
-	return s, ok
-}
+// The catalog as of a target knows pg_range: user-defined ranges and
+// multiranges print through it.
+var (
+	_ typeout.RangeTypes      = (*catalog.Catalog)(nil)
+	_ typeout.MultirangeTypes = (*catalog.Catalog)(nil)
+)
 
 // oracleServer is a running cluster and what the test knows of it.
 type oracleServer struct {
@@ -84,16 +72,18 @@ func (o *oracleServer) items(relPath string) [][]byte {
 	return out
 }
 
-// loadCatalog decodes the live rows of pg_type, pg_attribute and pg_enum
-// from their pages.
-func (o *oracleServer) loadCatalog() oracleTypes {
+// loadCatalog decodes the live rows of pg_type, pg_attribute, pg_enum and
+// pg_range from their pages (package catalog): user-defined ranges and
+// multiranges print through its pg_range rows.
+func (o *oracleServer) loadCatalog() *catalog.Catalog {
 	o.t.Helper()
 	db, _ := strconv.ParseUint(o.q("SELECT oid FROM pg_database WHERE datname = 'postgres'")[0], 10, 32)
 	cat := catalog.New(xlog.Version(o.major), uint32(db))
 	for _, c := range []struct {
 		name string
 		oid  uint32
-	}{{"pg_type", catalog.TypeRelationID}, {"pg_attribute", catalog.AttributeRelationID}, {"pg_enum", catalog.EnumRelationID}} {
+	}{{"pg_type", catalog.TypeRelationID}, {"pg_attribute", catalog.AttributeRelationID}, {"pg_enum", catalog.EnumRelationID},
+		{"pg_range", catalog.RangeRelationID}} {
 		live := map[string]bool{}
 		for _, l := range o.q("SELECT ctid FROM " + c.name) {
 			live[l] = true
@@ -119,22 +109,7 @@ func (o *oracleServer) loadCatalog() oracleTypes {
 			o.t.Fatalf("%s: %d live rows, %d read from its file", c.name, len(live), n)
 		}
 	}
-	ranges, multi := map[uint32]uint32{}, map[uint32]uint32{}
-	multiCol := "0"
-	if o.major >= 14 {
-		multiCol = "rngmultitypid::oid"
-	}
-	for _, l := range o.q("SELECT rngtypid::oid, rngsubtype::oid, " + multiCol + " FROM pg_range") {
-		f := strings.Split(l, "|")
-		x, _ := strconv.ParseUint(f[0], 10, 32)
-		y, _ := strconv.ParseUint(f[1], 10, 32)
-		z, _ := strconv.ParseUint(f[2], 10, 32)
-		ranges[uint32(x)] = uint32(y)
-		if z != 0 {
-			multi[uint32(z)] = uint32(x)
-		}
-	}
-	return oracleTypes{cat, ranges, multi}
+	return cat
 }
 
 // setting is one combination of the settings the output functions read.
@@ -584,7 +559,7 @@ func oracleCases(major int) []oracleCase {
 // COPY's CSV output and AppendLiteral with format('%L') (the output
 // function's text, then quote_literal), both printed by the server
 // (default settings).
-func checkQuoting(t *testing.T, o *oracleServer, cases []oracleCase, datums [][]*tuple.Value, stores []tuple.Detoaster, typeOIDs []uint32, types oracleTypes) {
+func checkQuoting(t *testing.T, o *oracleServer, cases []oracleCase, datums [][]*tuple.Value, stores []tuple.Detoaster, typeOIDs []uint32, types *catalog.Catalog) {
 	var script strings.Builder
 	script.WriteString(settingCombos[0].sql())
 	for i := range cases {
@@ -638,7 +613,7 @@ func abbrev(s string) string {
 
 // checkUnsupported: a type without an output function here is an error
 // wrapping ErrUnsupported that names it, never a wrong text.
-func checkUnsupported(t *testing.T, o *oracleServer, types oracleTypes) {
+func checkUnsupported(t *testing.T, o *oracleServer, types *catalog.Catalog) {
 	// The table is made with the others (oracleSetup), before the catalog
 	// is read.
 	relid, _ := strconv.ParseUint(o.q("SELECT 'unsupported'::regclass::oid")[0], 10, 32)

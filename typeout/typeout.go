@@ -62,6 +62,8 @@ type Types interface {
 // RangeTypes is implemented by a Types that also knows pg_range: the
 // subtype of a range type. Without it only the built-in range types
 // (int4range, int8range, numrange, daterange, tsrange, tstzrange) print.
+// package catalog's Catalog implements it (and MultirangeTypes) from the
+// pg_range rows it decodes.
 type RangeTypes interface {
 	RangeSubtype(rangeOID uint32) (subtype uint32, ok bool)
 }
