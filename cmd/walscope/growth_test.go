@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,6 +287,43 @@ func TestGrowthFixture(t *testing.T) {
 				t.Errorf("csv %s: %s bytes, json %d", d.Day, totals[d.Day], d.Bytes)
 			}
 		}
+	})
+
+	t.Run("report", func(t *testing.T) {
+		// report --dataset: the charts of the days, drawn from the
+		// manifests; in Chromium (when there is one) every chart draws.
+		page := filepath.Join(t.TempDir(), "growth.html")
+		_, stderr, code := walscope(t, "", "report", "--dataset", nightly, "--since", "2026-09-07", "-o", page)
+		if code != 0 {
+			t.Fatalf("report --dataset: exit %d\n%s", code, stderr)
+		}
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := string(raw)
+		r := growthJSON(t, "--dataset", nightly, "--since", "2026-09-07")
+		mape := fmt.Sprintf("MAPE %.1f%%", r.Forecast.WAL.Backtest.MAPE)
+		if n := strings.Count(html, `<svg class="chart"`); n < 8 || !strings.Contains(html, mape) || !strings.Contains(html, "public.archive_items") ||
+			!strings.Contains(html, "2026-09-07 to -") || strings.Contains(html, "http://") {
+			t.Errorf("report: %d charts, %q %v", n, mape, strings.Contains(html, mape))
+		}
+		if _, stderr, code := walscope(t, "", "report", "--since", "2026-09-07", "-o", page, filepath.Join(fx, "archive")); code != exitUsage || !strings.Contains(stderr, "--dataset") {
+			t.Errorf("--since without --dataset: exit %d %s", code, stderr)
+		}
+		bin := findChromium()
+		if bin == "" {
+			t.Log("chromium not found: the HTML only")
+			return
+		}
+		dom, logs := chromium(t, bin, page, "--dump-dom", "--window-size=1366,900")
+		if m := consoleLine.FindAllString(logs, -1); len(m) > 0 {
+			t.Errorf("console messages:\n%s", strings.Join(m, "\n"))
+		}
+		if !regexp.MustCompile(`>OK charts=\d+<`).MatchString(dom) {
+			t.Errorf("the page's self-check did not pass")
+		}
+		chromium(t, bin, page, "--screenshot="+filepath.Join(artifactDir(t), "report-growth.png"), "--window-size=1366,3000")
 	})
 
 	t.Run("no-aggregate", func(t *testing.T) {

@@ -34,6 +34,9 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "catalog", Usage: "name relations from `FILE`, a CSV export of pg_class (see README)"},
 			&cli.IntFlag{Name: "blcksz", Value: 8192, Usage: "data page size BLCKSZ of the cluster"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print where the report was written"},
+			&cli.StringFlag{Name: "dataset", Usage: "draw the days of `DATASET`, an incremental dataset of export --append (its manifests, without the WAL)"},
+			&cli.StringFlag{Name: "since", Usage: "with --dataset: first `DAY` drawn (YYYY-MM-DD, UTC)"},
+			&cli.StringFlag{Name: "until", Usage: "with --dataset: last `DAY` drawn (YYYY-MM-DD, UTC)"},
 		),
 		Action: act(reportAction),
 	}
@@ -49,6 +52,12 @@ func reportAction(c *cli.Command) error {
 		return usageErr("--out %s: %v", out, err)
 	} else if fi != nil && fi.IsDir() {
 		return usageErr("--out %s is a directory", out)
+	}
+	if c.String("dataset") != "" {
+		return reportDataset(c, out)
+	}
+	if c.IsSet("since") || c.IsSet("until") {
+		return usageErr("--since and --until bound the days of --dataset")
 	}
 	cat, err := loadCatalog(c)
 	if err != nil {
@@ -340,4 +349,25 @@ func bucketFor(span time.Duration) time.Duration {
 		}
 	}
 	return 7 * 24 * time.Hour
+}
+
+// reportDataset draws the days of --dataset from its growth aggregates
+// (package growth), without the WAL.
+func reportDataset(c *cli.Command, out string) error {
+	if c.NArg() > 0 || c.Bool("compare") || c.IsSet("catalog") {
+		return usageErr("report --dataset reads the dataset only: no WAL, --compare or --catalog")
+	}
+	rep, err := loadGrowth(c, true)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(out, func(w io.Writer) error {
+		return report.WriteDatasetReport(w, c.String("dataset"), rep, time.Now())
+	}); err != nil {
+		return outputErr("could not write the report %s: %v", out, err)
+	}
+	if !c.Bool("quiet") {
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: report written to %s\n", out)
+	}
+	return nil
 }
