@@ -495,7 +495,9 @@ func TestTableParquetAgainstRecovery(t *testing.T) {
 // has_new as the JSON says, and every old_ and new_ column the JSON value
 // (its text: numbers as written, strings as they are; arrays and
 // composites, which row_to_json writes as JSON, only not null), null where
-// the change has no such row.
+// the change has no such row; and every old_ column (but the generated
+// ones, which COPY leaves out) exactly the text `--format copy` prints for
+// the change's old row.
 func TestRowsParquetAgainstJSONL(t *testing.T) {
 	fx, src := fixtureDir(t, "rows", "archive.tar.zst")
 	raw, err := os.ReadFile(filepath.Join(src, "facts.json"))
@@ -503,9 +505,10 @@ func TestRowsParquetAgainstJSONL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var facts []struct {
-		Name   string   `json:"name"`
-		XID    uint32   `json:"xid"`
-		Tables []string `json:"tables"`
+		Name         string   `json:"name"`
+		XID          uint32   `json:"xid"`
+		RestorePoint string   `json:"restore_point"`
+		Tables       []string `json:"tables"`
 	}
 	if err := json.Unmarshal(raw, &facts); err != nil {
 		t.Fatal(err)
@@ -513,7 +516,7 @@ func TestRowsParquetAgainstJSONL(t *testing.T) {
 	base := filepath.Join(src, "base.tar.gz")
 	db := openDB(t)
 	out := t.TempDir()
-	changes, values, nonNull, structured := 0, 0, 0, 0
+	changes, values, nonNull, structured, copied := 0, 0, 0, 0, 0
 	for _, f := range facts {
 		for _, tab := range f.Tables {
 			args := []string{"rows", "--backup", base, "--xid", fmt.Sprint(f.XID), "--relation", tab, filepath.Join(fx, "archive")}
@@ -530,6 +533,13 @@ func TestRowsParquetAgainstJSONL(t *testing.T) {
 			for i, c := range cols {
 				index[c.name] = i
 			}
+			// the old rows as COPY prints them (generated columns left
+			// out: the table's CSV header at the restore point before the
+			// transaction names the others)
+			oldCopy := strings.Split(strings.TrimSuffix(run(t, append(args, "--format", "copy")...), "\n"), "\n")
+			header, _, _ := strings.Cut(run(t, "table", "--backup", base, "--relation", tab, "--target-name", f.RestorePoint, "--format", "csv", filepath.Join(fx, "archive")), "\n")
+			copyCols := strings.Split(header, ",")
+			nextOld := 0
 			lines := strings.Split(strings.TrimSuffix(jsonl, "\n"), "\n")
 			if len(got) != len(lines) {
 				t.Fatalf("%s %s: %d Parquet rows, %d JSON lines", f.Name, tab, len(got), len(lines))
@@ -553,6 +563,23 @@ func TestRowsParquetAgainstJSONL(t *testing.T) {
 				json.Unmarshal(obj["old"], &ch.Old)
 				json.Unmarshal(obj["new"], &ch.New)
 				row := got[i]
+				if ch.Old != nil {
+					if nextOld >= len(oldCopy) {
+						t.Fatalf("%s %s: more old rows than --format copy prints", f.Name, tab)
+					}
+					fields := copyFields(oldCopy[nextOld])
+					nextOld++
+					if len(fields) != len(copyCols) {
+						t.Fatalf("%s %s: %d COPY fields, %d columns %v", f.Name, tab, len(fields), len(copyCols), copyCols)
+					}
+					for k, name := range copyCols {
+						c := cols[index["old_"+name]]
+						if d := sameValue(t, c.typ, row[index[c.name]], fields[k]); d != "" {
+							t.Errorf("%s %s change %d column %s (%s) against COPY: %s", f.Name, tab, i+1, c.name, c.typ, d)
+						}
+						copied++
+					}
+				}
 				for _, fc := range []struct {
 					col  string
 					want string
@@ -596,12 +623,18 @@ func TestRowsParquetAgainstJSONL(t *testing.T) {
 				}
 				changes++
 			}
+			if nextOld != len(oldCopy) && !(nextOld == 0 && oldCopy[0] == "") {
+				t.Errorf("%s %s: %d old rows in Parquet, %d lines of --format copy", f.Name, tab, nextOld, len(oldCopy))
+			}
 		}
 	}
 	if changes == 0 || nonNull == 0 {
 		t.Fatal("nothing compared")
 	}
-	t.Logf("%d changes, %d old_/new_ values (%d not null) identical to rows --format jsonl; %d arrays and composites checked not null only", changes, values, nonNull, structured)
+	if copied == 0 {
+		t.Fatal("no old row compared with COPY")
+	}
+	t.Logf("%d changes, %d old_/new_ values (%d not null) identical to rows --format jsonl (%d arrays and composites only not null there); %d old_ values identical to rows --format copy", changes, values, nonNull, structured, copied)
 }
 
 // jsonText is a row_to_json value as PostgreSQL's text: a string's
