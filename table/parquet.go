@@ -64,6 +64,7 @@ type ParquetColumn struct {
 	// Special names the companion text column ("" for none).
 	Special string
 	base    uint32 // the type, domains resolved
+	buf     []byte // the text of the last value (Append is not for concurrent use)
 }
 
 // Built-in type OIDs (pg_type.dat).
@@ -302,18 +303,20 @@ func (p *ParquetColumn) Append(dst export.Row, datum []byte, null bool, text Val
 			v.U = uint64(ts + unixEpochMicros)
 		}
 	case export.Decimal:
-		s, err := text(nil, p.TypID, datum)
+		s, err := text(p.buf[:0], p.TypID, datum)
 		if err != nil {
 			return dst, err
 		}
+		p.buf = s
 		if !p.decimal(&v, s) {
 			v, special = export.Value{Null: true}, true
 		}
 	default: // text
-		s, err := text(nil, p.TypID, datum)
+		s, err := text(p.buf[:0], p.TypID, datum)
 		if err != nil {
 			return dst, err
 		}
+		p.buf = s
 		if !utf8.Valid(s) {
 			return dst, ErrNotUTF8
 		}
@@ -326,10 +329,11 @@ func (p *ParquetColumn) Append(dst export.Row, datum []byte, null bool, text Val
 	if !special {
 		return append(dst, export.Value{Null: true}), nil
 	}
-	s, err := text(nil, p.TypID, datum)
+	s, err := text(p.buf[:0], p.TypID, datum)
 	if err != nil {
 		return dst, err
 	}
+	p.buf = s
 	return append(dst, export.Value{S: string(s)}), nil
 }
 
