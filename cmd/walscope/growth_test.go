@@ -305,7 +305,7 @@ func TestGrowthFixture(t *testing.T) {
 		r := growthJSON(t, "--dataset", nightly, "--since", "2026-09-07")
 		mape := fmt.Sprintf("MAPE %.1f%%", r.Forecast.WAL.Backtest.MAPE)
 		if n := strings.Count(html, `<svg class="chart"`); n < 8 || !strings.Contains(html, mape) || !strings.Contains(html, "public.archive_items") ||
-			!strings.Contains(html, "2026-09-07 to -") || strings.Contains(html, "http://") {
+			!strings.Contains(html, "2026-09-07 to -") || strings.Contains(strings.ReplaceAll(html, `xmlns="http://www.w3.org/2000/svg"`, ""), "http") {
 			t.Errorf("report: %d charts, %q %v", n, mape, strings.Contains(html, mape))
 		}
 		if _, stderr, code := walscope(t, "", "report", "--since", "2026-09-07", "-o", page, filepath.Join(fx, "archive")); code != exitUsage || !strings.Contains(stderr, "--dataset") {
