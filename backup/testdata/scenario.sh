@@ -31,7 +31,7 @@ set -euo pipefail
 unset TZ
 export LC_ALL=C
 PGD=$W/data F=$W/facts.env
-mkdir -p "$W/sock" "$W/ts1" "$W/pgbr" "$W/pgbr-log" "$W/pgbr-lock" "$W/pgbr-spool" "$W/barman/pg/incoming" "$W/barman/pgz/incoming" "$W/barman-log" "$W/barman.d"
+mkdir -p "$W/sock" "$W/ts1"
 if [ "$(id -u)" = 0 ]; then
   asp() { su postgres -s /bin/bash -c "$1"; }
   chown -R postgres "$W"
@@ -42,52 +42,13 @@ PSQL="$BIN/psql -h $W/sock -p $PORT -U postgres -X -qAt -v ON_ERROR_STOP=1"
 sql() { asp "$PSQL -d ${1:-postgres}"; }
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 : > "$F"
-cat > "$W/pgbackrest.conf" <<CONF
-[global]
-repo1-path=$W/pgbr
-repo1-retention-full=10
-log-path=$W/pgbr-log
-lock-path=$W/pgbr-lock
-spool-path=$W/pgbr-spool
-log-level-console=warn
-log-level-file=info
-start-fast=y
-
-[demo]
-pg1-path=$PGD
-pg1-port=$PORT
-pg1-socket-path=$W/sock
-CONF
-cat > "$W/barman.conf" <<CONF
-[barman]
-barman_home = $W/barman
-barman_user = $(if [ "$(id -u)" = 0 ]; then echo postgres; else id -un; fi)
-log_file = $W/barman-log/barman.log
-log_level = INFO
-configuration_files_directory = $W/barman.d
-
-[pg]
-description = backup package test
-conninfo = host=$W/sock port=$PORT user=postgres dbname=postgres
-streaming_conninfo = host=$W/sock port=$PORT user=postgres
-backup_method = postgres
-archiver = on
-streaming_archiver = off
-path_prefix = $BIN
-
-[pgz]
-description = backup package test, compressed
-conninfo = host=$W/sock port=$PORT user=postgres dbname=postgres
-streaming_conninfo = host=$W/sock port=$PORT user=postgres
-backup_method = postgres
-backup_compression = gzip
-archiver = on
-streaming_archiver = off
-path_prefix = $BIN
-CONF
+# the pgBackRest and Barman configuration restoretest's tools.sh uses too
+. "$(dirname "${BASH_SOURCE[0]}")/../../internal/restoretest/toolconf.sh"
+pgbr_conf 10
+barman_conf
+barman_server pg "backup package test"
+barman_server pgz "backup package test, compressed" "backup_compression = gzip"
 [ "$(id -u)" = 0 ] && chown -R postgres "$W"
-PGBR="pgbackrest --config=$W/pgbackrest.conf --stanza=demo"
-BM="barman -c $W/barman.conf"
 cleanup() {
   local rc=$?
   [ -f "$PGD/postmaster.pid" ] && asp "$BIN/pg_ctl -D $PGD -m immediate -w stop" >/dev/null 2>&1 || true

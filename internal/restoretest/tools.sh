@@ -23,47 +23,14 @@ BIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 BARMAN=${BARMAN:-0}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-mkdir -p "$W/pgbr" "$W/pgbr-log" "$W/pgbr-lock" "$W/pgbr-spool"
-cat > "$W/pgbackrest.conf" <<CONF
-[global]
-repo1-path=$W/pgbr
-repo1-retention-full=2
-log-path=$W/pgbr-log
-lock-path=$W/pgbr-lock
-spool-path=$W/pgbr-spool
-log-level-console=warn
-log-level-file=info
-start-fast=y
+. "$(dirname "${BASH_SOURCE[0]}")/toolconf.sh"
 
-[demo]
-pg1-path=$PGD
-pg1-port=$PORT
-pg1-socket-path=$W/sock
-CONF
-PGBR="pgbackrest --config=$W/pgbackrest.conf --stanza=demo"
+pgbr_conf 2
 ARCHIVE="$PGBR archive-push %p"
 if [ "$BARMAN" = 1 ]; then
-  mkdir -p "$W/barman/pg/incoming" "$W/barman-log"
-  cat > "$W/barman.conf" <<CONF
-[barman]
-barman_home = $W/barman
-barman_user = $(if [ "$(id -u)" = 0 ]; then echo postgres; else id -un; fi)
-log_file = $W/barman-log/barman.log
-log_level = INFO
-configuration_files_directory = $W/barman.d
-
-[pg]
-description = restoretest
-conninfo = host=$W/sock port=$PORT user=postgres dbname=postgres
-streaming_conninfo = host=$W/sock port=$PORT user=postgres
-backup_method = postgres
-archiver = on
-streaming_archiver = off
-path_prefix = $BIN
-CONF
-  mkdir -p "$W/barman.d"
+  barman_conf
+  barman_server pg restoretest
   ARCHIVE="$ARCHIVE && cp %p $W/barman/pg/incoming/%f"
-  BM="barman -c $W/barman.conf"
 fi
 [ "$(id -u)" = 0 ] && chown -R postgres "$W"
 cleanup() {
