@@ -85,6 +85,8 @@ const (
 	heapTruncateOp  = 0x30
 	heapHotUpdateOp = 0x40
 	heap2MultiOp    = 0x50
+	// XLOG_HEAP_INIT_PAGE (heapam_xlog.h): the record initialises the page
+	heapInitPageFlag = 0x80
 	// XLH_DELETE_IS_SUPER: a speculative insertion (INSERT ... ON CONFLICT)
 	// taken back: the row never existed.
 	xlhDeleteIsSuper = 1 << 3
@@ -199,6 +201,24 @@ func (r *Replay) watchBefore(d *decode.Record) []pendingChange {
 		for _, t := range r.tuples {
 			c := mk(ChangeInsert, b.Rel)
 			out = append(out, pendingChange{c: c, newBlock: t.Block, newOff: t.Offset, wantNew: true})
+		}
+		if len(r.tuples) == 0 && b.HasImage && len(m) >= 4 {
+			// the tuples' data left out for the page's image (below
+			// wal_level logical): the offsets are in the main data
+			// (xl_heap_multi_insert {flags u8, ntuples u16 @2, offsets
+			// u16[] @4}, left out with XLOG_HEAP_INIT_PAGE: 1..ntuples),
+			// the tuples on the page after redo
+			n := int(binary.LittleEndian.Uint16(m[2:]))
+			for i := 0; i < n; i++ {
+				off := uint16(i + 1)
+				if info&heapInitPageFlag == 0 {
+					if 4+2*i+2 > len(m) {
+						break
+					}
+					off = binary.LittleEndian.Uint16(m[4+2*i:])
+				}
+				out = append(out, pendingChange{c: mk(ChangeInsert, b.Rel), newBlock: b.Block, newOff: off, wantNew: true})
+			}
 		}
 	}
 	if r.cfg.NoBackup && len(out) > 0 {

@@ -51,6 +51,11 @@ UPDATE t_far SET v = v WHERE id = 20;
 const walOnlyIncident = `
 BEGIN;
 SELECT 'XID', txid_current();
+COPY t_pk (id, a, b) FROM stdin;
+2003	copied 1	1.5
+2004	copied 2	2.5
+2005	copied 3	\N
+\.
 DELETE FROM t_full WHERE id % 10 = 1;
 SAVEPOINT s1;
 UPDATE t_pk SET b = b + 1, a = a || ' changed' WHERE id % 7 = 0;
