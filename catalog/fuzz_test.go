@@ -18,10 +18,11 @@ func FuzzDecodeRow(f *testing.F) {
 	hdr[22] = 24
 	f.Add(append(hdr, make([]byte, 400)...), uint8(5), uint8(2))
 	f.Add(append(hdr, 0x01, 18, 0, 0), uint8(8), uint8(6))
+	f.Add(append(hdr, make([]byte, 28)...), uint8(4), uint8(8)) // pg_range, 14
 	f.Fuzz(func(t *testing.T, tup []byte, ver, which uint8) {
 		d := catalog.NewDecoder(xlog.Version(10 + ver%9))
 		var err error
-		switch which % 8 {
+		switch which % 9 {
 		case 0:
 			_, err = d.Class(tup)
 		case 1:
@@ -38,6 +39,8 @@ func FuzzDecodeRow(f *testing.F) {
 			_, err = d.Database(tup)
 		case 7:
 			_, err = d.Tablespace(tup)
+		case 8:
+			_, err = d.Range(tup)
 		}
 		if err != nil && !errors.Is(err, catalog.ErrRow) && !errors.Is(err, tuple.ErrCorrupt) &&
 			!errors.Is(err, tuple.ErrUnsupported) && !errors.Is(err, tuple.ErrNoToast) {
