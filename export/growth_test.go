@@ -67,6 +67,13 @@ func TestGrowthSummaryCap(t *testing.T) {
 	if kept["2026-09-07T08"] != 10 || kept["2026-09-07T09"] != 10 || kept["2026-09-08T08"] != 3 {
 		t.Errorf("kept %v", kept)
 	}
+	// A batch without any time: its records' hour is unknown, as their
+	// day partition is.
+	u := &Exporter{}
+	u.growth.cells.at(growthKey{pending: true, rmgr: heap}).Add(&GrowthCounts{Records: 1, Bytes: 50})
+	if ug := u.growthSummary(); len(ug.Hours) != 1 || ug.Hours[0].Hour != UnknownHour || ug.Hours[0].Day() != UnknownDay || ug.Days[0].Day != UnknownDay {
+		t.Errorf("a batch without time: %+v", ug.Hours)
+	}
 	// The manifest round trip.
 	b := Batch{ID: 3, Walscope: "test", Start: "0/1000000", End: "0/2000000", EndTimeline: 1}
 	b.Growth, _ = json.Marshal(g)
