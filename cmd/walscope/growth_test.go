@@ -326,6 +326,21 @@ func TestGrowthFixture(t *testing.T) {
 		chromium(t, bin, page, "--screenshot="+filepath.Join(artifactDir(t), "report-growth.png"), "--window-size=1366,3000")
 	})
 
+	t.Run("usage", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"growth"},
+			{"growth", "--dataset", nightly, "--by", "week"},
+			{"growth", "--dataset", nightly, "--format", "xml"},
+			{"growth", "--dataset", nightly, "--since", "2026-9-7"},
+			{"growth", "--dataset", nightly, filepath.Join(fx, "archive")},
+			{"growth", "--dataset", filepath.Join(fx, "nothing-here")},
+		} {
+			if out, stderr, code := walscope(t, "", args...); code != exitUsage || out != "" || stderr == "" {
+				t.Errorf("%v: exit %d, %d bytes out, %q", args, code, len(out), stderr)
+			}
+		}
+	})
+
 	t.Run("no-aggregate", func(t *testing.T) {
 		// A manifest of a walscope before growth version 1: the same
 		// manifests without "growth".
