@@ -30,7 +30,7 @@ const (
 	jsonComposite
 )
 
-func categorize(c *catalog.Catalog, typid uint32) (jsonCategory, *catalog.Type) {
+func categorize(c typeout.Types, typid uint32) (jsonCategory, *catalog.Type) {
 	t := c.Type(typid)
 	for t != nil && t.Type == 'd' { // a domain: as its base type
 		t = c.Type(t.BaseType)
@@ -65,9 +65,10 @@ func categorize(c *catalog.Catalog, typid uint32) (jsonCategory, *catalog.Type) 
 // writes it for row_to_json: booleans and numbers bare (NaN and infinities
 // quoted), json and jsonb as their text, dates and timestamps in ISO 8601
 // (JsonEncodeDateTime: isoText is the value's text under DateStyle ISO),
-// arrays as JSON arrays element by element, other types as JSON strings
-// of their text.
-func AppendJSONValue(dst []byte, c *catalog.Catalog, typid uint32, datum []byte, text, isoText ValueText) ([]byte, error) {
+// arrays as JSON arrays element by element, composites as objects of
+// their attributes (composite_to_json), other types as JSON strings of
+// their text. c resolves the types (a *catalog.Catalog as of the target).
+func AppendJSONValue(dst []byte, c typeout.Types, typid uint32, datum []byte, text, isoText ValueText) ([]byte, error) {
 	cat, t := categorize(c, typid)
 	if t != nil {
 		typid = t.OID
@@ -113,7 +114,7 @@ func AppendJSONValue(dst []byte, c *catalog.Catalog, typid uint32, datum []byte,
 // deformed with the attributes of the type's relation; "{", each
 // attribute not dropped as its name, ":" and its value as datum_to_json
 // writes it (null for NULL), separated by ",", "}".
-func appendJSONComposite(dst []byte, c *catalog.Catalog, t *catalog.Type, datum []byte, text, isoText ValueText) ([]byte, error) {
+func appendJSONComposite(dst []byte, c typeout.Types, t *catalog.Type, datum []byte, text, isoText ValueText) ([]byte, error) {
 	if t.Relid == 0 {
 		return dst, fmt.Errorf("type %s: an anonymous record", t.Name)
 	}
@@ -229,7 +230,7 @@ func isoDateTime(s []byte, cat jsonCategory) []byte {
 	return []byte(str)
 }
 
-func appendJSONArray(dst []byte, c *catalog.Catalog, t *catalog.Type, datum []byte, text, isoText ValueText) ([]byte, error) {
+func appendJSONArray(dst []byte, c typeout.Types, t *catalog.Type, datum []byte, text, isoText ValueText) ([]byte, error) {
 	a, err := tuple.ParseArray(datum)
 	if err != nil {
 		return dst, err
