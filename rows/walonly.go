@@ -3,13 +3,16 @@ package rows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/tuple"
+	"github.com/walscope/walscope/xlog"
 )
 
 // Without a base backup (Config.Backup nil), Changes reads what the WAL
@@ -45,6 +48,7 @@ const (
 	WhyKeyOnly    = "replica identity is a key, not FULL: the record logs the key columns only"
 	WhyCompressed = "the update logged only what changed from the old row (prefix/suffix compression), whose page was not known"
 	WhyNoCatalog  = "not in the catalog given"
+	WhyDropped    = "the transaction dropped the file at its commit (TRUNCATE, DROP TABLE or a rewrite): the rows it held are not in the WAL"
 )
 
 // ErrNoCatalog: without a backup, no catalog was given.
@@ -57,13 +61,18 @@ type Missing struct {
 	Op       Op
 	Old      bool // the old version (else the new one)
 	Reason   string
-	Rows     int
+	// Rows is how many; 0 for a file dropped at commit (WhyDropped):
+	// every row it held, a number the WAL does not tell.
+	Rows int
 }
 
 // walOnly is Changes without a backup.
 func walOnly(cfg Config) (*Result, error) {
 	if cfg.Catalog == nil {
 		return nil, ErrNoCatalog
+	}
+	if err := walOnlySubxact(cfg); err != nil {
+		return nil, err
 	}
 	rc := replay.Config{NoBackup: true, Start: cfg.Start, BlockSize: cfg.BlockSize, WAL: cfg.WAL, Options: cfg.Options,
 		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
@@ -103,11 +112,102 @@ func walOnly(cfg Config) (*Result, error) {
 		}
 		w.only = cls.OID
 	}
-	if err := w.build(r.Changes()); err != nil {
+	changes := r.Changes()
+	if err := w.build(changes); err != nil {
 		r.Close()
 		return nil, err
 	}
+	// files the transaction's own pg_class updates replaced (TRUNCATE,
+	// a rewrite): a catalog exported after the commit names the new file
+	replaced := map[decode.RelFileLocator]uint32{}
+	dec := catalog.NewDecoder(r.Version())
+	for _, c := range changes {
+		if c.Op != replay.ChangeUpdate || c.Rel.RelNumber != pgClassOID || c.Rel.DBOID != cfg.Catalog.DatabaseOID || c.Old == nil || c.New == nil {
+			continue // pg_class's initdb file (mapped; VACUUM FULL pg_class gives it another)
+		}
+		oc, err1 := dec.Class(c.Old)
+		nc, err2 := dec.Class(c.New)
+		if err1 != nil || err2 != nil || oc.OID != nc.OID || oc.RelFileNode == nc.RelFileNode || oc.RelFileNode == 0 {
+			continue
+		}
+		if cls := cfg.Catalog.Class(oc.OID); cls != nil && cls.Name == oc.Name {
+			loc, err := cfg.Catalog.Locator(&oc)
+			if err == nil {
+				replaced[loc] = oc.OID
+			}
+		}
+	}
+	// a TRUNCATE or DROP TABLE (or a rewrite) drops the table's old file
+	// at commit: the rows it had are not in the WAL
+	for _, f := range end.DroppedRels {
+		if f.RelNumber < firstNormalObjectID || f.DBOID != cfg.Catalog.DatabaseOID {
+			continue
+		}
+		name := fmt.Sprintf("relation file %d/%d/%d", f.SpcOID, f.DBOID, f.RelNumber)
+		oid, ok := w.files[f]
+		if !ok {
+			oid, ok = replaced[f]
+		}
+		if ok {
+			cls := cfg.Catalog.Class(oid)
+			if cls.Kind != 'r' && cls.Kind != 'm' && cls.Kind != 'p' {
+				continue
+			}
+			if w.only != 0 && w.only != oid {
+				continue
+			}
+			if ns := cfg.Catalog.Namespace(cls.Namespace); ns != nil {
+				name = table.QuoteIdent(ns.Name) + "." + table.QuoteIdent(cls.Name)
+			} else {
+				name = table.QuoteIdent(cls.Name)
+			}
+		} else if w.only != 0 {
+			continue
+		}
+		res.Missing = append(res.Missing, Missing{Relation: name, Op: Truncate, Old: true, Reason: WhyDropped})
+	}
 	return res, nil
+}
+
+// walOnlySubxact reads the record headers from cfg.Start for a commit that
+// lists cfg.XID as a subtransaction (ErrSubtransaction, naming the parent)
+// before the xid's own end: without a backup there is no prescan to say so.
+func walOnlySubxact(cfg Config) error {
+	opts := cfg.Options
+	opts.Start = cfg.Start
+	rd, err := xlog.NewReader(cfg.WAL, opts)
+	if err != nil {
+		return nil // the replay reports it
+	}
+	defer rd.Close()
+	bs := int(cfg.BlockSize)
+	if bs == 0 {
+		bs = 8192
+	}
+	dec := decode.NewDecoder(bs)
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			return nil
+		}
+		if rec.Header.Rmid != xlog.RmgrTransaction {
+			continue
+		}
+		d, err := dec.Decode(rec)
+		if err != nil {
+			return nil
+		}
+		e, ok := rmgr.XactEnd(d)
+		if !ok {
+			continue
+		}
+		if e.XID == cfg.XID {
+			return nil
+		}
+		if e.Commit && slices.Contains(e.Subxacts, cfg.XID) {
+			return fmt.Errorf("transaction %d is a subtransaction of %d, which committed at %s: %w (give --xid %d)", cfg.XID, e.XID, d.LSN, ErrSubtransaction, e.XID)
+		}
+	}
 }
 
 type walBuilder struct {

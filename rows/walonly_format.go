@@ -25,9 +25,14 @@ func (f *Format) WriteUndoPartial(w io.Writer, res *Result) (notUndone []string,
 			notUndone = append(notUndone, fmt.Sprintf("%s at %s of %s: %s", c.Op, c.LSN, c.Rel.Name(), why))
 		}
 	}
+	for _, m := range res.Missing {
+		if m.Rows == 0 { // a file dropped at commit: every row it held
+			notUndone = append(notUndone, fmt.Sprintf("every row of %s: %s", m.Relation, m.Reason))
+		}
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	fmt.Fprintf(bw, "-- undo of transaction %d (committed at %s), rebuilt by walscope from the WAL alone (no base backup)\n", res.XID, res.CommitLSN)
-	fmt.Fprintf(bw, "-- %d changes, %d undone here in reverse order, %d that cannot be undone from the WAL alone\n", len(res.Changes), len(res.Changes)-len(notUndone), len(notUndone))
+	fmt.Fprintf(bw, "-- %d changes, undone here in reverse order but for what cannot be undone from the WAL alone:\n", len(res.Changes))
 	for _, s := range notUndone {
 		fmt.Fprintf(bw, "-- NOT UNDONE: %s\n", s)
 	}

@@ -318,6 +318,11 @@ func walOnlyMissing(c *cli.Command, res *rows.Result, notUndone []string) error 
 		if !m.Old {
 			which = "new"
 		}
+		if m.Rows == 0 {
+			fmt.Fprintf(c.Root().ErrWriter, "walscope: %s: every row: %s\n", m.Relation, m.Reason)
+			n++
+			continue
+		}
 		fmt.Fprintf(c.Root().ErrWriter, "walscope: %s: %d %s rows without their %s version in the WAL: %s\n", m.Relation, m.Rows, m.Op, which, m.Reason)
 		n += m.Rows
 	}
