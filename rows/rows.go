@@ -15,6 +15,12 @@
 // not yet visible, so the catalog, the TOAST tables and the rows of a
 // truncated or dropped table are as they were before it, while the
 // replay's watch (replay.Config.WatchXID) has kept each row it changed.
+//
+// Without a backup (Config.Backup nil; walonly.go), the rows are what the
+// WAL alone carries: pages known from their images in the WAL read, the
+// tuples records log (new rows; old rows or keys at wal_level logical),
+// the columns from a catalog file (ReadCatalog), and a count of the row
+// versions the WAL does not hold, and why (Result.Missing).
 package rows
 
 import (
