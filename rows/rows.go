@@ -117,6 +117,8 @@ type Row struct {
 	// the non-key columns of an old row logged as its replica identity
 	// key); nil when all are known. An unknown column is also Nulls.
 	Unknown []bool
+
+	toastMissing, addedMissing bool // why columns are Unknown (walonly.go)
 }
 
 // Change is one row changed.

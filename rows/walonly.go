@@ -48,6 +48,8 @@ const (
 	WhyKeyOnly    = "replica identity is a key, not FULL: the record logs the key columns only"
 	WhyCompressed = "the update logged only what changed from the old row (prefix/suffix compression), whose page was not known"
 	WhyNoCatalog  = "not in the catalog given"
+	WhyToast      = "an external TOAST value whose chunks the WAL read does not show"
+	WhyAdded      = "a column added later with a default: the catalog file gives its value for older rows as text only"
 	WhyDropped    = "the transaction dropped the file at its commit (TRUNCATE, DROP TABLE or a rewrite): the rows it held are not in the WAL"
 )
 
@@ -391,6 +393,7 @@ func (w *walBuilder) decode(rel *Relation, tup []byte, blk uint32, off uint16, k
 		if idx >= h.Natts() {
 			if _, ok := w.cat.MissingText[[2]uint32{rel.Class.OID, uint32(col.Attribute.Num)}]; ok {
 				row.setUnknown(i)
+				row.addedMissing = true
 				continue
 			}
 		}
@@ -399,8 +402,14 @@ func (w *walBuilder) decode(rel *Relation, tup []byte, blk uint32, off uint16, k
 			continue
 		}
 		v, err := vals[idx].Detoast(nil, w.toast)
+		if _, external := vals[idx].External(); err != nil && external {
+			// its chunks are on pages the WAL read does not show
+			row.setUnknown(i)
+			row.toastMissing = true
+			continue
+		}
 		if err != nil {
-			return nil, &table.RowError{Block: blk, Offset: off, Column: col.Attribute.Name, Err: fmt.Errorf("%w (its TOAST chunks are not in the WAL read)", err)}
+			return nil, &table.RowError{Block: blk, Offset: off, Column: col.Attribute.Name, Err: err}
 		}
 		row.Values[i] = v
 	}
@@ -422,6 +431,18 @@ func (r *Row) setUnknown(i int) {
 	}
 	r.Unknown[i] = true
 	r.Nulls[i] = true
+}
+
+// incomplete says why a whole row (not a key) lacks columns ("" if it
+// does not).
+func (r *Row) incomplete() string {
+	switch {
+	case r.toastMissing:
+		return WhyToast
+	case r.addedMissing:
+		return WhyAdded
+	}
+	return ""
 }
 
 // Complete reports whether every column of the row is known.
@@ -474,6 +495,9 @@ func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
 			out.Old, err = w.decode(rel, oldTup, c.OldBlock, c.OldOffset, nil)
 			if err != nil {
 				out.Err = err
+			} else if why := out.Old.incomplete(); why != "" {
+				out.OldMissing = why
+				w.miss(rel, out.Op, true, why)
 			}
 		} else {
 			key := identity(rel.Catalog, cls, rel.Table)
@@ -519,6 +543,10 @@ func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
 				out.Err = err
 			} else {
 				out.New = nr
+				if why := nr.incomplete(); why != "" {
+					out.NewMissing = why
+					w.miss(rel, out.Op, false, why)
+				}
 			}
 		} else {
 			out.NewFrom = ""
