@@ -314,6 +314,7 @@ type Span struct {
 	desc    []byte
 	clock   spanClock
 	growth  growthCells
+	sizer   growthSizer
 	tl      tlRanges
 	xacts   *stats.XactCounter
 	cycles  *stats.CycleCounter
@@ -411,7 +412,7 @@ func (s *Span) Add(dec *decode.Decoder, rec *decode.Record) error {
 			s.clock.see(rec.LSN, end.Time)
 		}
 		day, nameAt = s.clock.dayDir(s.first), rec.LSN
-		s.addGrowth(rec, images, imgRaw)
+		s.addGrowth(dec, rec, images, imgRaw)
 	}
 
 	if p := s.records; p != nil {

@@ -67,6 +67,9 @@ type Growth struct {
 	// Segments are the segments rows of the batch: a segment two batches
 	// read is in both.
 	Segments []GrowthSegment `json:"segments"`
+	// WhatIf is the sample of the images sized under every
+	// wal_compression, by day (growth_whatif.go).
+	WhatIf []GrowthWhatIf `json:"whatif"`
 }
 
 // GrowthRelation names a relation file as the batch's records do (the
@@ -223,8 +226,9 @@ func unixHour(t time.Time) int64 {
 	return h
 }
 
-// addGrowth counts a record in its span's cells.
-func (s *Span) addGrowth(rec *decode.Record, images, imgRaw uint64) {
+// addGrowth counts a record in its span's cells, and sizes its sampled
+// images.
+func (s *Span) addGrowth(dec *decode.Decoder, rec *decode.Record, images, imgRaw uint64) {
 	k := growthKey{rmgr: rec.Header.Rmid}
 	if s.clock.known {
 		if s.growth.first.IsZero() {
@@ -236,6 +240,9 @@ func (s *Span) addGrowth(rec *decode.Record, images, imgRaw uint64) {
 	}
 	if len(rec.Blocks) > 0 {
 		k.hasRel, k.rel = true, rec.Blocks[0].Rel
+	}
+	if images > 0 {
+		s.sizeImages(dec, rec, k)
 	}
 	c := s.growth.at(k)
 	c.Records++
@@ -254,6 +261,7 @@ type growthTrack struct {
 	firstTime   time.Time // the first time the batch read, if no time carried
 	checkpoints []GrowthCheckpoint
 	segments    []GrowthSegment
+	sample      map[growthKey]*GrowthWhatIf
 }
 
 // mergeGrowth takes span s's cells; before is the last time known before
@@ -269,6 +277,7 @@ func (e *Exporter) mergeGrowth(s *Span, before time.Time) {
 		}
 		g.cells.at(k).Add(c)
 	}
+	g.mergeSizer(s, unixHour(before), !before.IsZero())
 }
 
 // growthSummary builds the batch's aggregate.
@@ -437,6 +446,7 @@ func (e *Exporter) growthSummary() *Growth {
 			h.Rel = append(h.Rel, [7]int64{-1, rmOf(xlog.RmgrID(k[1])), int64(c.Records), int64(c.Bytes), int64(c.Images), int64(c.ImageBytes), int64(c.ImageBytesRaw)})
 		}
 	}
+	out.WhatIf = g.whatIfDays(pendingHour, dayOfHour)
 	hk := make([]int64, 0, len(hours))
 	for h := range hours {
 		hk = append(hk, h)

@@ -100,6 +100,7 @@ type Dataset struct {
 	// checkpoints and segments, deduplicated across batches
 	checkpoints []export.GrowthCheckpoint
 	segments    []export.GrowthSegment
+	whatif      map[string]*export.GrowthWhatIf // by day
 }
 
 // Load reads the growth aggregates of every committed batch of the
@@ -115,7 +116,7 @@ func Load(fsys fs.FS) (*Dataset, error) {
 		return nil, fmt.Errorf("%w: growth reads the batch manifests of a dataset written by `walscope export --append`; "+
 			"a dataset of `export --out` has none: export the archive with `walscope export --append NEWDIR ARCHIVE`", ErrNoManifest)
 	}
-	d := &Dataset{Batches: len(m.Batches), Relations: map[RelKey]*Relation{}}
+	d := &Dataset{Batches: len(m.Batches), Relations: map[RelKey]*Relation{}, whatif: map[string]*export.GrowthWhatIf{}}
 	hours := map[time.Time]*Period{}
 	var unknown *Period
 	seenRedo, seenSeg := map[string]bool{}, map[string]bool{}
@@ -211,6 +212,20 @@ func Load(fsys fs.FS) (*Dataset, error) {
 				d.checkpoints = append(d.checkpoints, c)
 			}
 		}
+		for _, w := range g.WhatIf {
+			x := d.whatif[w.Day]
+			if x == nil {
+				x = &export.GrowthWhatIf{Day: w.Day}
+				d.whatif[w.Day] = x
+			}
+			x.Images += w.Images
+			x.Stored += w.Stored
+			x.Off += w.Off
+			x.PGLZ += w.PGLZ
+			x.LZ4 += w.LZ4
+			x.Zstd += w.Zstd
+			x.Failed += w.Failed
+		}
 		for _, s := range g.Segments {
 			if !seenSeg[s.Name] {
 				seenSeg[s.Name] = true
@@ -263,6 +278,9 @@ type Day struct {
 	Segments     int   `json:"segments"`
 	SegmentBytes int64 `json:"segment_bytes"`
 	ArchiveBytes int64 `json:"archive_bytes"`
+	// WhatIf is the day's sample of images sized under every
+	// wal_compression (export.GrowthWhatIf; nil without images sampled).
+	WhatIf *export.GrowthWhatIf `json:"whatif_sample,omitempty"`
 }
 
 // Days returns the dataset's days in order (an unknown day last), with
@@ -302,6 +320,12 @@ func (d *Dataset) Days() []*Day {
 		if s.Size > 0 {
 			x.SegmentBytes += s.Size
 		}
+	}
+	for day, w := range d.whatif {
+		t, unk := dayTime(day)
+		x := get(day, t, unk)
+		c := *w
+		x.WhatIf = &c
 	}
 	sort.Slice(order, func(i, j int) bool {
 		a, b := order[i], order[j]

@@ -106,13 +106,70 @@ type Report struct {
 	TopGrowing []Growing      `json:"top_growing"`
 	Weeks      []Week         `json:"weeks"`
 	Forecast   ForecastReport `json:"forecast"`
+	// WhatIf estimates the images under every wal_compression.
+	WhatIf *WhatIf `json:"whatif"`
 	// NotComputed names what this version does not report.
 	NotComputed []string `json:"not_computed"`
 }
 
 // NotComputed is what the report leaves out, said in every report.
 var NotComputed = []string{
-	"what-if savings (wal_compression pglz/lz4/zstd on the images, ...): the growth aggregate carries the images' bytes, compressed and not, but not what another compression would have made of them; run `walscope whatif` on the WAL of a day",
+	"what-if savings of settings other than wal_compression (full_page_writes, checkpoint spacing, wal_level): the growth aggregate does not hold what they need; run `walscope whatif` on the WAL of a day",
+}
+
+// WhatIf estimates the report's image bytes under every wal_compression,
+// from the sample of images the batches sized (export.GrowthWhatIf):
+// under pglz, lz4 and zstd, the days' image_bytes times the sample's bytes
+// under the method over its bytes as stored (a ratio estimator: the
+// methods' sizes of a page go together, so the ratio varies little from
+// image to image); under off, the days' image_bytes_uncompressed (BLCKSZ
+// less the hole of every image: exact).
+type WhatIf struct {
+	// SampledImages of Images were sized (Failed more could not be
+	// rebuilt).
+	Images        uint64 `json:"images"`
+	SampledImages uint64 `json:"sampled_images"`
+	Failed        uint64 `json:"failed,omitempty"`
+	// ImageBytes are the images' bytes as the WAL stores them; the
+	// estimates are theirs under each method, and Saved what a method
+	// saves against them (negative: it would have cost).
+	ImageBytes uint64             `json:"image_bytes"`
+	Estimate   map[string]float64 `json:"estimated_image_bytes"`
+	Saved      map[string]float64 `json:"saved_bytes"`
+}
+
+// whatIf sums the days' samples.
+func whatIf(days []*Day) *WhatIf {
+	var s export.GrowthWhatIf
+	var raw uint64
+	w := &WhatIf{Estimate: map[string]float64{}, Saved: map[string]float64{}}
+	for _, d := range days {
+		w.Images += d.Images
+		w.ImageBytes += d.ImageBytes
+		raw += d.ImageBytesRaw
+		if d.WhatIf != nil {
+			s.Images += d.WhatIf.Images
+			s.Stored += d.WhatIf.Stored
+			s.Off += d.WhatIf.Off
+			s.PGLZ += d.WhatIf.PGLZ
+			s.LZ4 += d.WhatIf.LZ4
+			s.Zstd += d.WhatIf.Zstd
+			s.Failed += d.WhatIf.Failed
+		}
+	}
+	w.SampledImages, w.Failed = s.Images, s.Failed
+	if w.Images > 0 {
+		w.Estimate["off"] = float64(raw)
+	}
+	if s.Stored > 0 {
+		for m, v := range map[string]uint64{"pglz": s.PGLZ, "lz4": s.LZ4, "zstd": s.Zstd} {
+			w.Estimate[m] = float64(w.ImageBytes) * float64(v) / float64(s.Stored)
+		}
+	}
+	for m, e := range w.Estimate {
+		w.Saved[m] = float64(w.ImageBytes) - e
+	}
+	return w
 }
 
 // Build makes the report of the dataset's days within opts' bounds.
@@ -220,6 +277,7 @@ func (d *Dataset) Build(opts Options) (*Report, error) {
 		}
 	}
 	r.Forecast = forecast(days, r.FirstDay, r.LastDay)
+	r.WhatIf = whatIf(days)
 	return r, nil
 }
 

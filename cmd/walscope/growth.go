@@ -223,6 +223,15 @@ func growthText(w io.Writer, target string, r *growth.Report, hours bool, top in
 		}
 	}
 	fmt.Fprintln(w)
+	if wi := r.WhatIf; wi != nil && wi.SampledImages > 0 {
+		fmt.Fprintf(w, "wal_compression on the images (estimated from %d of %d images, sized at append time):\n", wi.SampledImages, wi.Images)
+		fmt.Fprintf(w, "  as stored %s MB", mb(float64(wi.ImageBytes)))
+		for _, m := range []string{"off", "pglz", "lz4", "zstd"} {
+			fmt.Fprintf(w, "; %s %s MB (saves %s MB)", m, mb(wi.Estimate[m]), mb(wi.Saved[m]))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w)
+	}
 	for _, n := range r.NotComputed {
 		fmt.Fprintf(w, "Not computed: %s\n", n)
 	}
