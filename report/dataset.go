@@ -253,6 +253,14 @@ func WriteDatasetReport(w io.Writer, dataset string, r *growth.Report, generated
 			v.Backtest.Rows = append(v.Backtest.Rows, []string{d.Day, format.FormatBytes(d.Actual), format.FormatBytes(d.Predicted), e})
 		}
 	}
+	if wi := r.WhatIf; wi != nil && wi.SampledImages > 0 {
+		v.WhatIf = reportTable{Columns: []string{"wal_compression", "image bytes", "saved against the WAL as stored"}, Numeric: []bool{false, true, true}}
+		v.WhatIf.Rows = append(v.WhatIf.Rows, []string{"as stored", format.FormatBytes(float64(wi.ImageBytes)), "-"})
+		for _, m := range []string{"off", "pglz", "lz4", "zstd"} {
+			v.WhatIf.Rows = append(v.WhatIf.Rows, []string{m, format.FormatBytes(wi.Estimate[m]), format.FormatBytes(wi.Saved[m])})
+		}
+		v.WhatIfNote = fmt.Sprintf("Estimated from %d of the %d images, sized at append time under every method (off: exact).", wi.SampledImages, wi.Images)
+	}
 	return datasetTemplate().Execute(w, v)
 }
 
@@ -271,6 +279,8 @@ type datasetView struct {
 	Forecast         []reportKV
 	ForecastNote     string
 	Backtest         reportTable
+	WhatIf           reportTable
+	WhatIfNote       string
 	NotComputed      []string
 }
 
@@ -310,6 +320,9 @@ table.kv th { width: 16em; font-weight: normal; background: #f5f5f5; }
 {{with .ForecastNote}}<p>{{.}}</p>{{end}}
 {{if .Forecast}}<table class="kv">{{range .Forecast}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table>
 {{template "table" .Backtest}}{{end}}
+{{if .WhatIf.Rows}}<h2 id="whatif">wal_compression on the images</h2>
+<p class="note">{{.WhatIfNote}}</p>
+{{template "table" .WhatIf}}{{end}}
 {{range .NotComputed}}<p class="note">Not computed: {{.}}</p>{{end}}
 <script>
 (function () {
