@@ -255,8 +255,12 @@ func rowsAction(c *cli.Command) error {
 			fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: %s\n", s)
 		}
 	}
-	if len(bad) == 0 && walOnly {
-		return walOnlyMissing(c, res, notUndone)
+	if walOnly {
+		// what the WAL lacks is said even when changes could not be
+		// decoded (exit 1 then wins)
+		if err := walOnlyMissing(c, res, notUndone); err != nil && len(bad) == 0 {
+			return err
+		}
 	}
 	if len(bad) > 0 {
 		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", len(bad), strings.Join(bad, "; "))}
