@@ -170,8 +170,9 @@ func xactParse(v xlog.Version, info uint8, data []byte, abort bool, p *xactParse
 	p.complete = r.ok()
 }
 
-// xactParsePrepare mirrors ParsePrepareRecord (13+ layout; the header is
-// also the same in 10-12, which print nothing).
+// xactParsePrepare mirrors ParsePrepareRecord (13+ layout; 11 and 12 share
+// the 13-14 header, 10's is 48 bytes with another magic (xactstate reads
+// it); 10-12 print nothing, so none of them is parsed here).
 func xactParsePrepare(v xlog.Version, data []byte, p *xactParsed) {
 	r := newDataReader(data)
 	r.skip(8) // magic, total_len
