@@ -569,9 +569,9 @@ func TestDocLinks(t *testing.T) {
 	}
 }
 
-// TestDatasetsQueriesMatchReadme: internal/duckdbtest runs the SQL of the
-// README's Export section; docs/datasets.md prints the same queries, which
-// must not drift from the tested ones.
+// TestDatasetsQueriesMatchReadme: internal/duckdbtest runs the SQL of
+// docs/datasets.md's Querying section; the README's Export section prints
+// some of them, which must not drift from the tested ones.
 func TestDatasetsQueriesMatchReadme(t *testing.T) {
 	root := repoRoot(t)
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -584,14 +584,14 @@ func TestDatasetsQueriesMatchReadme(t *testing.T) {
 	}
 	_, sec, ok := strings.Cut(string(readme), "\n## Export\n")
 	if !ok {
-		t.Fatalf("README.md has no Export section (internal/duckdbtest reads its queries)")
+		t.Fatalf("README.md has no Export section")
 	}
 	if i := strings.Index(sec, "\n## "); i >= 0 {
 		sec = sec[:i]
 	}
 	blocks := strings.Split(sec, "```sql\n")[1:]
-	if len(blocks) < 4 {
-		t.Fatalf("README's Export section has %d sql blocks", len(blocks))
+	if len(blocks) < 2 {
+		t.Fatalf("README's Export section has %d sql blocks (a view and a query, at least)", len(blocks))
 	}
 	for _, b := range blocks {
 		b = b[:strings.Index(b, "```")]

@@ -13,19 +13,26 @@ import (
 	"testing"
 )
 
-// readmeQueries returns the portable queries of README's Export section:
-// its sql blocks that are one SELECT (after a comment line naming it), by
-// that comment.
+// readmeQueries returns the portable queries of docs/datasets.md's
+// Querying section (README's Export section prints some of them; the docs
+// test checks they are the same): its sql blocks that are one SELECT
+// (after a comment line naming it), by that comment, and the page's text.
 func readmeQueries(t *testing.T) (names []string, queries map[string]string, readme string) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "docs", "datasets.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme = string(b)
-	sec := readme[strings.Index(readme, "\n## Export\n"):]
-	sec = sec[:strings.Index(sec[1:], "\n## ")+1]
+	i := strings.Index(readme, "\n## Querying\n")
+	if i < 0 {
+		t.Fatal("docs/datasets.md has no Querying section")
+	}
+	sec := readme[i:]
+	if j := strings.Index(sec[1:], "\n## "); j >= 0 {
+		sec = sec[:j+1]
+	}
 	queries = map[string]string{}
 	for _, block := range strings.Split(sec, "```sql\n")[1:] {
 		block = block[:strings.Index(block, "```")]
@@ -133,17 +140,18 @@ func show(rows [][]*string) string {
 	return b.String()
 }
 
-// TestReadmeQueries runs README's Export queries, as printed there, with
+// TestReadmeQueries runs docs/datasets.md's queries (README's Export
+// section prints the first), as printed there, with
 // DuckDB and with polars over real exports, and checks that both engines
 // give the same rows; that the per-resource-manager query gives
-// `walscope stats`; that the labelled runs give the table README prints;
+// `walscope stats`; that the labelled runs give the table the page prints;
 // and that docs/schema.md's DuckDB conversions between an LSN and its text
 // twin hold on every record.
 func TestReadmeQueries(t *testing.T) {
 	dir := readersDir(t)
 	names, queries, readme := readmeQueries(t)
 	if len(names) < 4 {
-		t.Fatalf("README's Export section has %d portable queries: %v", len(names), names)
+		t.Fatalf("docs/datasets.md's Querying section has %d portable queries: %v", len(names), names)
 	}
 	// One run (the fixture), and two labelled runs (as TestLabelledRuns).
 	fx := extract(t, "pg15-replica-lz4")
@@ -206,11 +214,11 @@ func TestReadmeQueries(t *testing.T) {
 					t.Errorf("%s: %d rows, walscope stats %d", qn[i], len(duck), len(want))
 				}
 			case strings.HasPrefix(qn[i], "two runs side by side"):
-				// README prints this query's result: every row of it.
+				// docs/datasets.md prints this query's result: every row of it.
 				for _, r := range duck {
 					line := fmt.Sprintf("%s %s %s %+d", *r[0], *r[1], *r[2], atoi(*r[3]))
 					if !strings.Contains(squeeze(readme), "\n"+line+"\n") {
-						t.Errorf("README does not print the row %q of %s", line, qn[i])
+						t.Errorf("docs/datasets.md does not print the row %q of %s", line, qn[i])
 					}
 				}
 			case strings.HasPrefix(qn[i], "per relation"):
