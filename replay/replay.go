@@ -162,6 +162,8 @@ type Replay struct {
 	watchPage     []byte
 	tuples        []rmgr.HeapTuple
 	watchSet      map[xlog.XID]bool // WatchXID and WatchSubxacts
+
+	ended map[xlog.XID]bool // without a backup: xids whose end the WAL read gave, committed or not (walonly.go)
 }
 
 // Run replays cfg.WAL from the backup's start to the target, in one
@@ -309,6 +311,9 @@ func (r *Replay) run() error {
 			r.watchTruncate(d)
 		}
 		r.xacts.Add(d)
+		if cfg.NoBackup && d.Header.Rmid == xlog.RmgrTransaction {
+			r.noteEnd(d)
+		}
 		r.stop.Records++
 		last = d.LSN
 		if s, ok := rmgr.BackupEnd(d); ok && s == start && r.stop.Consistent == 0 {

@@ -233,3 +233,27 @@ func (lg *Logged) CompleteNew(old []byte) []byte {
 	out = append(out, lg.NewMiddle...)
 	return append(out, od[len(od)-s:]...)
 }
+
+// noteEnd keeps, without a backup, the fate of the transactions (and
+// subtransactions) whose end record the WAL read gives.
+func (r *Replay) noteEnd(d *decode.Record) {
+	e, ok := rmgr.XactEnd(d)
+	if !ok {
+		return
+	}
+	if r.ended == nil {
+		r.ended = map[xlog.XID]bool{}
+	}
+	r.ended[e.XID] = e.Commit
+	for _, x := range e.Subxacts {
+		r.ended[x] = e.Commit
+	}
+}
+
+// EndedInWAL tells, for a replay without a backup, whether the WAL read
+// (up to the target) ended transaction xid, and whether it committed: the
+// commit state there is of those alone (no pg_xact).
+func (r *Replay) EndedInWAL(xid xlog.XID) (committed, ended bool) {
+	committed, ended = r.ended[xid]
+	return committed, ended
+}

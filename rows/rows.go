@@ -155,6 +155,9 @@ type Result struct {
 	// operation and reason.
 	WALOnly bool
 	Missing []Missing
+	// CatalogFromWAL: without a catalog file, the columns came from the
+	// catalog pages the WAL read shows.
+	CatalogFromWAL bool
 
 	r *replay.Replay
 }

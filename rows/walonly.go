@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
@@ -48,6 +49,7 @@ const (
 	WhyKeyOnly    = "replica identity is a key, not FULL: the record logs the key columns only"
 	WhyCompressed = "the update logged only what changed from the old row (prefix/suffix compression), whose page was not known"
 	WhyNoCatalog  = "not in the catalog given"
+	WhyKeyUnknown = "the record logs the replica identity key, and which columns it holds is not known (the table's indexes are not in the catalog)"
 	WhyToast      = "an external TOAST value whose chunks the WAL read does not show"
 	WhyAdded      = "a column added later with a default: the catalog file gives its value for older rows as text only"
 	WhyDropped    = "the transaction dropped the file at its commit (TRUNCATE, DROP TABLE or a rewrite): the rows it held are not in the WAL"
@@ -70,9 +72,6 @@ type Missing struct {
 
 // walOnly is Changes without a backup.
 func walOnly(cfg Config) (*Result, error) {
-	if cfg.Catalog == nil {
-		return nil, ErrNoCatalog
-	}
 	if err := walOnlySubxact(cfg); err != nil {
 		return nil, err
 	}
@@ -94,11 +93,41 @@ func walOnly(cfg Config) (*Result, error) {
 		r.Close()
 		return nil, fmt.Errorf("transaction %d, ended at %s: %w (it was rolled back: no row changed)", cfg.XID, lsn, ErrNotCommitted)
 	}
+	changes := r.Changes()
+	fromWAL := false
+	if cfg.Catalog == nil {
+		// the catalog from the catalog pages the WAL read shows
+		watched := map[xlog.XID]bool{cfg.XID: true}
+		for _, x := range end.Subxacts {
+			watched[x] = true
+		}
+		db, seen := uint32(0), map[decode.RelFileLocator]bool{}
+		var files []decode.RelFileLocator
+		for _, c := range changes {
+			if c.Op == replay.ChangeTruncate || c.Rel.RelNumber < firstNormalObjectID || seen[c.Rel] {
+				continue
+			}
+			if db == 0 {
+				db = c.Rel.DBOID
+			}
+			if c.Rel.DBOID == db {
+				seen[c.Rel] = true
+				files = append(files, c.Rel)
+			}
+		}
+		cat, missing := walCatalog(r, db, files, watched)
+		if len(missing) > 0 {
+			r.Close()
+			return nil, fmt.Errorf("%w; the WAL read does not hold the catalog: %s", ErrNoCatalog, strings.Join(missing, "; "))
+		}
+		cfg.Catalog = cat
+		fromWAL = true
+	}
 	if r.Version() != cfg.Catalog.Version {
 		r.Close()
 		return nil, fmt.Errorf("%w: the catalog file is of PostgreSQL %d, the WAL of %d", ErrCatalogFile, cfg.Catalog.Version, r.Version())
 	}
-	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r, WALOnly: true}
+	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r, WALOnly: true, CatalogFromWAL: fromWAL}
 	w := &walBuilder{res: res, r: r, cat: cfg.Catalog, rels: map[uint32]*Relation{}, files: map[decode.RelFileLocator]uint32{},
 		toast: tuple.NewToastStore(r.BlockSize()), missing: map[Missing]int{}}
 	for _, c := range cfg.Catalog.Classes() {
@@ -114,7 +143,6 @@ func walOnly(cfg Config) (*Result, error) {
 		}
 		w.only = cls.OID
 	}
-	changes := r.Changes()
 	if err := w.build(changes); err != nil {
 		r.Close()
 		return nil, err
@@ -503,6 +531,10 @@ func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
 			key := identity(rel.Catalog, cls, rel.Table)
 			var why string
 			switch {
+			case lg.Old != nil && key == nil:
+				// which columns the logged key holds is not known: never
+				// read its NULLs as values
+				why = WhyKeyUnknown
 			case lg.Old != nil: // key only
 				out.OldFrom, why = FromRecordKey, WhyKeyOnly
 				out.Old, err = w.decode(rel, lg.Old, c.OldBlock, c.OldOffset, key)

@@ -217,6 +217,40 @@ func walOnlyLevel(t *testing.T, major int, level, bin, client string) {
 	}
 	defer res.Close()
 
+	// without the catalog file: from the start of the WAL (the tables made
+	// in it), the catalog pages the WAL shows give the same rows; from
+	// after the checkpoint, pg_attribute's pages are not there
+	walCat, err := rows.Changes(rows.Config{WAL: wal, XID: xlog.XID(xid)})
+	if err != nil {
+		t.Fatalf("without a catalog file, from the WAL's start: %v", err)
+	}
+	withCat, err := rows.Changes(rows.Config{WAL: wal, XID: xlog.XID(xid), Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !walCat.CatalogFromWAL || len(walCat.Changes) != len(withCat.Changes) || len(walCat.Changes) == 0 {
+		t.Errorf("catalog from the WAL: %d changes, with the file %d", len(walCat.Changes), len(withCat.Changes))
+	} else {
+		same := 0
+		for i := range walCat.Changes {
+			a, b := &walCat.Changes[i], &withCat.Changes[i]
+			fa, fb := serverFormat(a.Rel, major), serverFormat(b.Rel, major)
+			ja, ea := fa.AppendJSON(nil, a)
+			jb, eb := fb.AppendJSON(nil, b)
+			if ea != nil || eb != nil || string(ja) != string(jb) {
+				t.Errorf("change %d: catalog from the WAL\n %s (%v)\nfrom the file\n %s (%v)", i, ja, ea, jb, eb)
+				continue
+			}
+			same++
+		}
+		t.Logf("PostgreSQL %d, wal_level %s: the catalog from the WAL (read from its start) gives the %d changes identical to the catalog file's", major, level, same)
+	}
+	walCat.Close()
+	withCat.Close()
+	if _, err := rows.Changes(rows.Config{WAL: wal, XID: xlog.XID(xid), Start: start}); !errors.Is(err, rows.ErrNoCatalog) || !strings.Contains(err.Error(), "pg_attribute") {
+		t.Errorf("without a catalog file, from %s: %v", start, err)
+	}
+
 	// the same transaction with the backup
 	b, err := backup.Open(base)
 	if err != nil {

@@ -41,7 +41,7 @@ func rowsCommand() *cli.Command {
 			&cli.StringFlag{Name: "intervalstyle", Usage: "IntervalStyle `STYLE` for copy (default: the backup's configuration; sql always writes postgres)"},
 			&cli.StringFlag{Name: "extra-float-digits", Usage: "extra_float_digits `N` (default: the backup's configuration, else 1; sql always writes exact floats)"},
 			&cli.StringFlag{Name: "memory", Value: "256MB", Usage: "hold at most `SIZE` of pages in memory; more go to a temporary file"},
-			&cli.StringFlag{Name: "catalog", Usage: "without --backup: the relations' columns and types from `FILE`, made on the database by walscope rows --catalog-query | psql -XAtq -d DB -o FILE"},
+			&cli.StringFlag{Name: "catalog", Usage: "without --backup: the relations' columns and types from `FILE`, made on the database by walscope rows --catalog-query | psql -XAtq -d DB -o FILE (without it, from the catalog pages the WAL read shows, when it shows all that is needed)"},
 			&cli.BoolFlag{Name: "catalog-query", Usage: "print the query that makes the --catalog file, and exit"},
 			&cli.StringFlag{Name: "start-lsn", Usage: "without --backup: start reading the WAL at `LSN` (default: its first segment)"},
 			&cli.StringFlag{Name: "block-size", Value: "8192", Usage: "without --backup: the cluster's BLCKSZ `BYTES`"},
@@ -74,9 +74,6 @@ func rowsAction(c *cli.Command) error {
 		return usageErr("invalid transaction ID for option --xid: %q", s)
 	}
 	walOnly := len(c.StringSlice("backup")) == 0
-	if walOnly && c.String("catalog") == "" {
-		return usageErr("give --backup PATH (the rows rebuilt from a base backup and the WAL), or --catalog FILE (what the WAL alone carries, the relations' columns from FILE, made by: walscope rows --catalog-query | psql -XAtq -d DB -o FILE)")
-	}
 	if walOnly && outFormat == "parquet" {
 		return usageErr("--format parquet needs --backup: without one, rows may hold only their key columns")
 	}
@@ -99,10 +96,12 @@ func rowsAction(c *cli.Command) error {
 	settings := typeout.DefaultSettings()
 	var major int
 	if walOnly {
-		if cfg.Catalog, err = readRowsCatalog(c.String("catalog")); err != nil {
-			return err
+		if f := c.String("catalog"); f != "" {
+			if cfg.Catalog, err = readRowsCatalog(f); err != nil {
+				return err
+			}
+			major = int(cfg.Catalog.Version)
 		}
-		major = int(cfg.Catalog.Version)
 		if s := c.String("start-lsn"); s != "" {
 			if cfg.Start, err = xlog.ParseLSN(s); err != nil {
 				return usageErr("invalid LSN for option --start-lsn: %q", s)
@@ -139,6 +138,9 @@ func rowsAction(c *cli.Command) error {
 	}
 	cfg.WAL = src
 	res, err := rows.Changes(cfg)
+	if errors.Is(err, rows.ErrNoCatalog) {
+		return &exitError{code: exitUsage, noHint: true, msg: err.Error() + ": give --backup PATH, or --catalog FILE made by: walscope rows --catalog-query | psql -XAtq -d DB -o FILE"}
+	}
 	if errors.Is(err, rows.ErrCatalogFile) {
 		return usageErr("--catalog %s: %v", c.String("catalog"), err)
 	}
@@ -149,6 +151,9 @@ func rowsAction(c *cli.Command) error {
 		return replayError(err)
 	}
 	defer res.Close()
+	if major == 0 {
+		major = int(res.Replay().Version()) // the catalog from the WAL
+	}
 
 	unknownAsBytea := c.Bool("unknown-as-bytea")
 	textOf := func(st typeout.Settings, types typeout.Types) table.ValueText {

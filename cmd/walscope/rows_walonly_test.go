@@ -157,7 +157,7 @@ func TestRowsWALOnly(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"rows", "--xid", xid, archive}, "--catalog FILE"},
+		{[]string{"rows", "--xid", xid, "--start-lsn", facts.Start, archive}, "the WAL read does not hold the catalog: "},
 		{[]string{"rows", "--xid", xid, "--catalog", filepath.Join(dir, "archive", "nothing"), archive}, "--catalog"},
 		{[]string{"rows", "--xid", xid, "--catalog", catalog, "--format", "parquet", archive}, "needs --backup"},
 		{[]string{"rows", "--xid", xid, "--catalog", catalog, "--block-size", "1000", archive}, "--block-size"},
@@ -166,6 +166,13 @@ func TestRowsWALOnly(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %q", c.args, code, stderr)
 		}
+	}
+	// the whole WAL (the tables made in it): the catalog from its pages
+	// gives what the catalog file does
+	fromWAL, stderr, code := walscope(t, dir, "rows", "--xid", xid, archive)
+	fromFile, _, code2 := walscope(t, dir, "rows", "--xid", xid, "--catalog", catalog, archive)
+	if code != 0 || code2 != 0 || fromWAL != fromFile || len(pgtest.Lines(fromWAL)) < 100 {
+		t.Errorf("catalog from the WAL: exit %d, %d lines; from the file: exit %d, %d lines; identical %v: %s", code, len(pgtest.Lines(fromWAL)), code2, len(pgtest.Lines(fromFile)), fromWAL == fromFile, stderr)
 	}
 	q, _, code := walscope(t, dir, "rows", "--catalog-query")
 	if code != 0 || !strings.HasPrefix(q, "SELECT json_build_object(") {
