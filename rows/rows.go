@@ -19,7 +19,8 @@
 // Without a backup (Config.Backup nil; walonly.go), the rows are what the
 // WAL alone carries: pages known from their images in the WAL read, the
 // tuples records log (new rows; old rows or keys at wal_level logical),
-// the columns from a catalog file (ReadCatalog), and a count of the row
+// the columns from a catalog file (ReadCatalog) or the catalog pages the
+// WAL read shows, and a count of the row
 // versions the WAL does not hold, and why (Result.Missing).
 package rows
 
@@ -81,7 +82,8 @@ type Config struct {
 	// Without a backup (Backup nil), what the WAL alone carries
 	// (walonly.go): the WAL is read from Start (0: its first segment),
 	// pages are BlockSize bytes (0: 8192), and the relations' columns come
-	// from Catalog (ReadCatalog).
+	// from Catalog (ReadCatalog), or with none from the catalog pages the
+	// WAL read shows (ErrNoCatalog naming what it lacks).
 	Start     xlog.LSN
 	BlockSize uint32
 	Catalog   *CatalogFile

@@ -55,8 +55,9 @@ const (
 	WhyDropped    = "the transaction dropped the file at its commit (TRUNCATE, DROP TABLE or a rewrite): the rows it held are not in the WAL"
 )
 
-// ErrNoCatalog: without a backup, no catalog was given.
-var ErrNoCatalog = errors.New("no catalog: without --backup the relations' columns come from a catalog file (walscope rows --catalog-query)")
+// ErrNoCatalog: without a backup, no catalog file was given and the WAL
+// read does not show the catalog the changed tables need.
+var ErrNoCatalog = errors.New("no catalog: without a backup or a catalog file (walscope rows --catalog-query), the relations' columns come from the catalog pages the WAL read shows")
 
 // Missing counts the rows of one relation and operation whose old (or new)
 // version the WAL read does not hold, and why.
