@@ -93,6 +93,12 @@ func tableAction(c *cli.Command) error {
 		}
 	}
 	f := &typeout.Formatter{Settings: settings, Types: rel.Catalog, Major: b.MajorVersion()}
+	if outFormat == "sql" {
+		// literals a server reads back as the same values whatever its
+		// settings: ISO dates, postgres intervals, exact floats, set by
+		// the script's SET LOCALs (table.LiteralPreamble)
+		f.Settings = table.LiteralSettings(settings)
+	}
 	iso := &typeout.Formatter{Settings: settings, Types: rel.Catalog, Major: b.MajorVersion()}
 	iso.Settings.Set("DateStyle", "ISO, MDY")
 	// COPY, with no column list, leaves out generated columns (copy.c's
@@ -132,7 +138,7 @@ func tableAction(c *cli.Command) error {
 			}
 			bw.Write(append(line, '\n'))
 		case "sql":
-			fmt.Fprintf(bw, "-- %s as of the target, rebuilt by walscope\nBEGIN;\n%s", name, tab.CreateTable(as, cols))
+			fmt.Fprintf(bw, "-- %s as of the target, rebuilt by walscope\nBEGIN;\n%s%s", name, table.LiteralPreamble, tab.CreateTable(as, cols))
 		}
 		err := tab.Scan(func(row *table.Row) error {
 			line = line[:0]
