@@ -324,20 +324,4 @@ table.kv th { width: 16em; font-weight: normal; background: #f5f5f5; }
 <p class="note">{{.WhatIfNote}}</p>
 {{template "table" .WhatIf}}{{end}}
 {{range .NotComputed}}<p class="note">Not computed: {{.}}</p>{{end}}
-<script>
-(function () {
-  var charts = document.querySelectorAll("svg.chart"), empty = [];
-  for (var i = 0; i < charts.length; i++) {
-    if (charts[i].querySelectorAll(".mark").length === 0) { empty.push(charts[i].id); }
-  }
-  var d = document.createElement("div");
-  d.id = "walscope-selfcheck";
-  d.hidden = true;
-  d.textContent = (empty.length ? "EMPTY " + empty.join(" ") : "OK") + " charts=" + charts.length;
-  document.body.appendChild(d);
-})();
-</script>
-</body>
-</html>
-{{define "table"}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{$n := .Numeric}}{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $n $i}} class="n"{{end}}>{{$c}}</td>{{end}}</tr>{{end}}</table>{{end}}
-`
+` + reportTail

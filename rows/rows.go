@@ -32,6 +32,7 @@ import (
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/tuple"
 	"github.com/walscope/walscope/xlog"
@@ -199,21 +200,9 @@ func Changes(cfg Config) (*Result, error) {
 			rc.WatchSubxacts = subxacts
 		}
 	}
-	r, err := replay.Run(rc)
-	if errors.Is(err, replay.ErrNotReached) {
-		return nil, fmt.Errorf("transaction %d: %w (%v)", cfg.XID, ErrNoEnd, err)
-	}
+	r, end, lsn, err := runToCommit(rc, cfg.XID)
 	if err != nil {
 		return nil, err
-	}
-	end, lsn, ok := r.WatchedEnd()
-	if !ok {
-		r.Close()
-		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, ErrNoEnd)
-	}
-	if !end.Commit {
-		r.Close()
-		return nil, fmt.Errorf("transaction %d, ended at %s: %w (it was rolled back: no row changed)", cfg.XID, lsn, ErrNotCommitted)
 	}
 	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r}
 	b := &builder{res: res, r: r, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{}}
@@ -230,6 +219,27 @@ func Changes(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// runToCommit replays to just before xid's end, which must be a commit.
+func runToCommit(rc replay.Config, xid xlog.XID) (*replay.Replay, rmgr.XactEndInfo, xlog.LSN, error) {
+	r, err := replay.Run(rc)
+	if errors.Is(err, replay.ErrNotReached) {
+		return nil, rmgr.XactEndInfo{}, 0, fmt.Errorf("transaction %d: %w (%v)", xid, ErrNoEnd, err)
+	}
+	if err != nil {
+		return nil, rmgr.XactEndInfo{}, 0, err
+	}
+	end, lsn, ok := r.WatchedEnd()
+	if !ok {
+		r.Close()
+		return nil, end, 0, fmt.Errorf("transaction %d: %w", xid, ErrNoEnd)
+	}
+	if !end.Commit {
+		r.Close()
+		return nil, end, 0, fmt.Errorf("transaction %d, ended at %s: %w (it was rolled back: no row changed)", xid, lsn, ErrNotCommitted)
+	}
+	return r, end, lsn, nil
 }
 
 type relKey struct{ db, oid uint32 }

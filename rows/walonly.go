@@ -78,21 +78,9 @@ func walOnly(cfg Config) (*Result, error) {
 	}
 	rc := replay.Config{NoBackup: true, Start: cfg.Start, BlockSize: cfg.BlockSize, WAL: cfg.WAL, Options: cfg.Options,
 		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
-	r, err := replay.Run(rc)
-	if errors.Is(err, replay.ErrNotReached) {
-		return nil, fmt.Errorf("transaction %d: %w (%v)", cfg.XID, ErrNoEnd, err)
-	}
+	r, end, lsn, err := runToCommit(rc, cfg.XID)
 	if err != nil {
 		return nil, err
-	}
-	end, lsn, ok := r.WatchedEnd()
-	if !ok {
-		r.Close()
-		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, ErrNoEnd)
-	}
-	if !end.Commit {
-		r.Close()
-		return nil, fmt.Errorf("transaction %d, ended at %s: %w (it was rolled back: no row changed)", cfg.XID, lsn, ErrNotCommitted)
 	}
 	changes := r.Changes()
 	fromWAL := false
