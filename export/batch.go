@@ -258,9 +258,35 @@ func (e *Exporter) BatchSummary() Batch {
 	if n := len(e.cfg.Cycles); n > 0 {
 		b.LastCycle = carryOf(e.cfg.Cycles[n-1])
 	}
+	b.RecentCheckpoints = recentCheckpoints(e.cfg.Earlier, e.cfg.Cycles)
 	b.Names, b.Databases = e.learntNames()
 	b.Growth, _ = json.Marshal(e.growthSummary())
 	return b
+}
+
+// MaxRecentCheckpoints bounds a manifest's RecentCheckpoints: enough
+// spacings to infer checkpoint_timeout and the WAL distance from (a night
+// of a busy cluster holds dozens of checkpoints, a quiet one a few).
+const MaxRecentCheckpoints = 64
+
+// recentCheckpoints returns the last MaxRecentCheckpoints checkpoints of
+// earlier and cycles (by redo point, each once).
+func recentCheckpoints(earlier, cycles []stats.CycleInfo) []CycleCarry {
+	var out []CycleCarry
+	last := xlog.LSN(0)
+	for _, list := range [][]stats.CycleInfo{earlier, cycles} {
+		for _, c := range list {
+			if c.Checkpoint == 0 || len(out) > 0 && c.Redo <= last {
+				continue
+			}
+			out = append(out, *carryOf(c))
+			last = c.Redo
+		}
+	}
+	if len(out) > MaxRecentCheckpoints {
+		out = out[len(out)-MaxRecentCheckpoints:]
+	}
+	return out
 }
 
 // CycleCarry is the checkpoint cycle a batch ends in, which the next one

@@ -55,6 +55,10 @@ type Config struct {
 	// (stats.RedoFinder.Cycles); the first is the WAL before the first
 	// redo point.
 	Cycles []stats.CycleInfo
+	// Earlier are the checkpoints before the WAL read, in LSN order (an
+	// appended batch's: the RecentCheckpoints of the batch before it),
+	// carried on in the batch's RecentCheckpoints.
+	Earlier []stats.CycleInfo
 	// Catalog and WALNames name the relations of records and blocks, as
 	// `stats --by relation` does: the catalog first, then the names the
 	// WAL carries (names.LearnNames, a first pass). Either may be nil.

@@ -69,6 +69,11 @@ type Batch struct {
 	// batch ended in.
 	LastTime  *time.Time  `json:"last_time,omitempty"`
 	LastCycle *CycleCarry `json:"last_cycle,omitempty"`
+	// RecentCheckpoints are the last checkpoints (at most
+	// MaxRecentCheckpoints, this batch's and those before it, in LSN
+	// order): the spacing history the next batch classifies its
+	// checkpoints' causes with (stats.Reclassify).
+	RecentCheckpoints []CycleCarry `json:"recent_checkpoints,omitempty"`
 	// Names and Databases are the names of relation files and databases
 	// the batch's WAL gave that the batches before it did not (or gave
 	// otherwise): a later batch names the files its own WAL does not name
@@ -228,6 +233,11 @@ func ParseBatch(b []byte) (*Batch, error) {
 	if batch.LastCycle != nil {
 		if _, err := batch.LastCycle.Cycle(); err != nil {
 			return nil, fmt.Errorf("batch %d: %w", batch.ID, err)
+		}
+	}
+	for i := range batch.RecentCheckpoints {
+		if _, err := batch.RecentCheckpoints[i].Cycle(); err != nil {
+			return nil, fmt.Errorf("batch %d: recent_checkpoints: %w", batch.ID, err)
 		}
 	}
 	for t, bt := range batch.Tables {

@@ -319,3 +319,44 @@ func RecordTime(rec *decode.Record) (time.Time, bool) {
 
 // pgEpoch is PostgreSQL's timestamp epoch.
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Reclassify sets the causes of cycles' checkpoints again, with the
+// checkpoints before them (earlier, in LSN order, read from segments of
+// segSize bytes) as the history of their spacing: a stream read in pieces
+// (export --append's batches) classifies a piece's first checkpoint from
+// the one before it, and infers checkpoint_timeout and the WAL distance
+// from more of them. Causes the records tell (shutdown, backup, end of
+// recovery) are kept; the earlier points are not changed. It returns what
+// the whole history tells of the settings.
+func Reclassify(earlier []CycleInfo, segSize uint32, cycles []CycleInfo) Inferred {
+	first := xlog.LSN(0)
+	for _, c := range cycles {
+		if c.Checkpoint != 0 {
+			first = c.Redo
+			break
+		}
+	}
+	var pts []CycleInfo
+	for _, e := range earlier {
+		if e.Checkpoint != 0 && (first == 0 || e.Redo < first) {
+			e.segSize = segSize
+			pts = append(pts, e)
+		}
+	}
+	n := len(pts)
+	var idx []int
+	for i, c := range cycles {
+		if c.Checkpoint != 0 {
+			if c.segSize == 0 {
+				c.segSize = segSize
+			}
+			pts = append(pts, c)
+			idx = append(idx, i)
+		}
+	}
+	inf := classify(pts, nil)
+	for k, i := range idx {
+		cycles[i].Cause = pts[n+k].Cause
+	}
+	return inf
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/stats"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
 	"github.com/walscope/walscope/xlog/objstore"
@@ -162,7 +163,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		return err
 	}
 	if last != nil {
-		if err := carryOver(&cfg, last); err != nil {
+		if err := carryOver(&cfg, last, segSize); err != nil {
 			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
 		}
 	}
@@ -258,10 +259,24 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 }
 
 // carryOver makes the batch continue the last one: the checkpoint cycle its
-// first records belong to, and the last record time.
-func carryOver(cfg *export.Config, last *export.Batch) error {
+// first records belong to, the last record time, and the checkpoints before
+// it, with which its own checkpoints' causes are classified again (the
+// spacing from the last one before, and the settings inferred from the
+// recent history, not from the night's few).
+func carryOver(cfg *export.Config, last *export.Batch, segSize uint32) error {
 	if last.LastTime != nil {
 		cfg.LastTime = *last.LastTime
+	}
+	recent := last.RecentCheckpoints
+	if len(recent) == 0 && last.LastCycle != nil && last.LastCycle.Checkpoint != "" {
+		recent = []export.CycleCarry{*last.LastCycle} // a manifest of before recent_checkpoints
+	}
+	for i := range recent {
+		c, err := recent[i].Cycle()
+		if err != nil {
+			return err
+		}
+		cfg.Earlier = append(cfg.Earlier, c)
 	}
 	if last.LastCycle == nil || len(cfg.Cycles) == 0 {
 		return nil
@@ -270,6 +285,12 @@ func carryOver(cfg *export.Config, last *export.Batch) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		stats.Reclassify(cfg.Earlier, segSize, cfg.Cycles)
+		if cfg.Cycles[0].Redo == carried.Redo {
+			cfg.Cycles[0].Cause = carried.Cause // as the batch before recorded it
+		}
+	}()
 	if cfg.Cycles[0].Checkpoint == 0 {
 		// The WAL before this batch's first redo point (from its first
 		// record, past start's page header) is the last batch's last
