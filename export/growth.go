@@ -304,12 +304,17 @@ func (e *Exporter) growthSummary() *Growth {
 		rel  decode.RelFileLocator
 		c    GrowthCounts
 	}
+	type relKey struct {
+		hour int64
+		rmgr xlog.RmgrID
+		rel  decode.RelFileLocator
+	}
 	rmgrs := map[[2]int64]*GrowthCounts{} // hour, rmgr
-	var rels []relRow
+	relCells := map[relKey]*GrowthCounts{}
 	for k, c := range g.cells.cells {
 		h := k.hour
 		if k.pending {
-			h = pendingHour
+			h = pendingHour // a pending cell joins its hour's (one row each)
 		}
 		rk := [2]int64{h, int64(k.rmgr)}
 		if rmgrs[rk] == nil {
@@ -317,8 +322,16 @@ func (e *Exporter) growthSummary() *Growth {
 		}
 		rmgrs[rk].Add(c)
 		if k.hasRel {
-			rels = append(rels, relRow{h, k.rmgr, k.rel, *c})
+			x := relKey{h, k.rmgr, k.rel}
+			if relCells[x] == nil {
+				relCells[x] = &GrowthCounts{}
+			}
+			relCells[x].Add(c)
 		}
+	}
+	rels := make([]relRow, 0, len(relCells))
+	for k, c := range relCells {
+		rels = append(rels, relRow{k.hour, k.rmgr, k.rel, *c})
 	}
 	hourName := func(h int64) string {
 		if h == unknownHourKey {

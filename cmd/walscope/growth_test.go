@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/walscope/walscope/export"
@@ -22,9 +23,35 @@ import (
 // of a real PostgreSQL 15 under libfaketime) and ref/ (days.csv from
 // pg_waldump, day-ends.csv).
 func growthFixture(t testing.TB) string {
-	root := testwal.Root(t)
-	return testwal.Extract(t, testwal.Set{Name: "fixtures/growth", Dir: filepath.Join(root, "fixtures", "growth")})
+	t.Helper()
+	growthOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "walscope-growth-")
+		if err != nil {
+			growthErr = err
+			return
+		}
+		src := filepath.Join(testwal.Root(t), "fixtures", "growth")
+		// archive/ and ref/ (oracle.tar.zst: not a pg_waldump set)
+		for _, tarball := range []string{"archive.tar.zst", "oracle.tar.zst"} {
+			if err := testwal.UntarZstd(filepath.Join(src, tarball), dir); err != nil {
+				growthErr = err
+				return
+			}
+		}
+		growthDir = dir
+	})
+	if growthErr != nil {
+		t.Fatal(growthErr)
+	}
+	return growthDir
 }
+
+// fixtures/growth, unpacked once per test binary
+var (
+	growthOnce sync.Once
+	growthDir  string
+	growthErr  error
+)
 
 // growthCSVFile reads a CSV file into its rows (the header first).
 func growthCSVFile(t testing.TB, path string) [][]string {

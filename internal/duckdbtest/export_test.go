@@ -59,7 +59,11 @@ func extract(t *testing.T, fixture string) string {
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "..", "fixtures", fixture)
 	dst := t.TempDir()
-	for _, tb := range []string{"archive.tar.zst", "ref.tar.zst"} {
+	ref := "ref.tar.zst"
+	if _, err := os.Stat(filepath.Join(src, "oracle.tar.zst")); err == nil {
+		ref = "oracle.tar.zst" // fixtures/growth: oracles that are not pg_waldump's
+	}
+	for _, tb := range []string{"archive.tar.zst", ref} {
 		if err := testwal.UntarZstd(filepath.Join(src, tb), dst); err != nil {
 			t.Fatal(err)
 		}
