@@ -49,6 +49,18 @@ type Relation struct {
 	Kind       string `json:"relkind,omitempty"`
 }
 
+// less orders relations by file: tablespace, database, relfilenode (a
+// total order where names tie).
+func (r Relation) less(o Relation) bool {
+	if r.Tablespace != o.Tablespace {
+		return r.Tablespace < o.Tablespace
+	}
+	if r.DB != o.DB {
+		return r.DB < o.DB
+	}
+	return r.Rel < o.Rel
+}
+
 // Label is the relation's name for a table: schema.name, or the file's
 // numbers when the dataset does not name it.
 func (r *Relation) Label() string {

@@ -293,7 +293,10 @@ func (p *Period) fill(d *Dataset) {
 		if a.Bytes != b.Bytes {
 			return a.Bytes > b.Bytes
 		}
-		return a.Label < b.Label
+		if a.Label != b.Label {
+			return a.Label < b.Label
+		}
+		return a.Relation.less(b.Relation) // one name, two files (a rewrite, a tablespace move)
 	})
 }
 
@@ -344,7 +347,10 @@ func topGrowing(d *Dataset, days []*Day, top int) []Growing {
 		if out[i].Change != out[j].Change {
 			return out[i].Change > out[j].Change
 		}
-		return out[i].Label < out[j].Label
+		if out[i].Label != out[j].Label {
+			return out[i].Label < out[j].Label
+		}
+		return out[i].Relation.less(out[j].Relation)
 	})
 	if len(out) > top {
 		out = out[:top]

@@ -79,7 +79,8 @@ func batchOf(t *testing.T, b []byte) *export.Batch {
 // are the local files byte for byte (the manifests alike but for their
 // commit time); a re-run is a no-op; a batch directory no manifest lists (a
 // killed run's upload) is replaced by the next night's. The third night's
-// WAL is read from the store itself.
+// WAL is read from the store itself. walscope growth gives the same over
+// the store's dataset as over the local one.
 func TestAppendToStore(t *testing.T) {
 	ns := tlNights(t)
 	local := filepath.Join(t.TempDir(), "ds")
@@ -136,6 +137,15 @@ func TestAppendToStore(t *testing.T) {
 			m := batchOf(t, got[export.ManifestDir+"/"+export.BatchFileName(3)])
 			if m.EndTimeline != 2 {
 				t.Errorf("batch 3 ends on timeline %d", m.EndTimeline)
+			}
+			// growth reads the store's dataset as the local one
+			for _, args := range [][]string{{"--format", "json"}, {"--format", "csv", "--by", "hour"}} {
+				g := run(t, s.Env, append([]string{"growth", "--dataset", out}, args...)...)
+				l := run(t, nil, append([]string{"growth", "--dataset", local}, args...)...)
+				if g.code != 0 || l.code != 0 || g.stdout != l.stdout || len(g.stdout) < 100 {
+					t.Errorf("growth %v: store exit %d (%d bytes), local exit %d (%d bytes), equal %v: %s %s",
+						args, g.code, len(g.stdout), l.code, len(l.stdout), g.stdout == l.stdout, g.stderr, l.stderr)
+				}
 			}
 		})
 	}
