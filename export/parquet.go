@@ -243,6 +243,11 @@ func (w *parquetWriter) release() {
 
 func (w *parquetWriter) Rows() int64 { return w.rows }
 
+// AddMetadata adds a key-value pair to the file's footer (MetadataAdder).
+func (w *parquetWriter) AddMetadata(key, value string) {
+	w.keys, w.vals = append(w.keys, key), append(w.vals, value)
+}
+
 func (w *parquetWriter) Write(r Row) error {
 	// The common case of an integer cell, a value in a column without
 	// nulls whose buffer has room, is stored here (add, not inlined, for

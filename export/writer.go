@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"time"
 
@@ -118,10 +119,22 @@ func (b *fileBase) abort() {
 func metadata(s *Schema, o Options) ([]string, []string) {
 	keys := []string{"walscope.schema_version", "walscope.table"}
 	vals := []string{SchemaVersion, s.Table}
-	for k, v := range o.Metadata {
-		keys, vals = append(keys, k), append(vals, v)
+	extra := make([]string, 0, len(o.Metadata))
+	for k := range o.Metadata {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra) // the same bytes on every run
+	for _, k := range extra {
+		keys, vals = append(keys, k), append(vals, o.Metadata[k])
 	}
 	return keys, vals
+}
+
+// MetadataAdder is a RowWriter whose files carry key-value metadata
+// (Parquet's): AddMetadata adds a pair before Close writes the footer (a
+// file found incomplete while it was written says so).
+type MetadataAdder interface {
+	AddMetadata(key, value string)
 }
 
 // textWriter writes JSON Lines or CSV (with a header row).

@@ -282,7 +282,7 @@ func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *[]
 	}
 	p := rows.NewParquet(res.Relations[0])
 	meta := map[string]string{"walscope.relation": res.Relations[0].Name(), "walscope.xid": fmt.Sprint(res.XID)}
-	return writeParquet(c, p.Schema, meta, func(w export.RowWriter) error {
+	return writeParquet(c, p.Schema, meta, bad, func(w export.RowWriter) error {
 		var r export.Row
 		for i := range res.Changes {
 			ch := &res.Changes[i]

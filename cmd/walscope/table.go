@@ -291,7 +291,7 @@ func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.Value
 	pcs := table.ParquetColumns(rel.Catalog, picked, "")
 	schema := table.ParquetSchema(rel.Class.Name, nil, pcs)
 	meta := map[string]string{"walscope.relation": tab.QualifiedName()}
-	return writeParquet(c, schema, meta, func(w export.RowWriter) error {
+	return writeParquet(c, schema, meta, bad, func(w export.RowWriter) error {
 		var r export.Row
 		return tab.Scan(func(row *table.Row) error {
 			var err error
@@ -310,11 +310,12 @@ func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.Value
 	})
 }
 
-// writeParquet writes a Parquet file of schema s, its rows from fill: to
+// writeParquet writes a Parquet file of schema s, its rows from fill (a
+// file for which bad holds something gets a walscope.incomplete key): to
 // --out, under a temporary name renamed when complete (package export's
 // writer), or to standard output when it is not a terminal (made in a
 // temporary directory, then copied).
-func writeParquet(c *cli.Command, s *export.Schema, meta map[string]string, fill func(export.RowWriter) error) error {
+func writeParquet(c *cli.Command, s *export.Schema, meta map[string]string, bad *[]string, fill func(export.RowWriter) error) error {
 	out := c.String("out")
 	var tmpDir string
 	if out == "" {
@@ -335,6 +336,13 @@ func writeParquet(c *cli.Command, s *export.Schema, meta map[string]string, fill
 	if err := fill(w); err != nil {
 		w.Abort()
 		return err
+	}
+	if len(*bad) > 0 {
+		// the file is written, as the other formats are, and says it
+		// lacks what could not be read (the exit status says it too)
+		if m, ok := w.(export.MetadataAdder); ok {
+			m.AddMetadata("walscope.incomplete", fmt.Sprintf("%d rows or changes could not be read and are missing: %s", len(*bad), strings.Join(*bad, "; ")))
+		}
 	}
 	if err := w.Close(); err != nil {
 		return err
