@@ -93,51 +93,9 @@ func (s *server) rows(query string) [][]*string {
 		if line == "" {
 			continue
 		}
-		var row []*string
-		for _, f := range strings.Split(line, "\t") {
-			if f == `\N` {
-				row = append(row, nil)
-				continue
-			}
-			u := copyUnescape(f)
-			row = append(row, &u)
-		}
-		rows = append(rows, row)
+		rows = append(rows, pgtest.CopyFields(line))
 	}
 	return rows
-}
-
-// copyUnescape undoes COPY TO's text escapes (copy.c, CopyAttributeOutText).
-func copyUnescape(f string) string {
-	if !strings.Contains(f, `\`) {
-		return f
-	}
-	var b strings.Builder
-	for i := 0; i < len(f); i++ {
-		c := f[i]
-		if c != '\\' || i+1 == len(f) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch f[i] {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		default:
-			b.WriteByte(f[i])
-		}
-	}
-	return b.String()
 }
 
 // relationFile reads a relation's main fork whole (every 1 GB segment) from

@@ -282,64 +282,6 @@ func showPG(s *string) string {
 	return fmt.Sprintf("%q", *s)
 }
 
-// copyFields splits a line of COPY's text format into its fields, nil for
-// \N, escapes decoded (copyfromparse.c's CopyReadAttributesText).
-func copyFields(line string) []*string {
-	var out []*string
-	for _, f := range strings.Split(line, "\t") {
-		if f == `\N` {
-			out = append(out, nil)
-			continue
-		}
-		var b strings.Builder
-		for i := 0; i < len(f); i++ {
-			c := f[i]
-			if c != '\\' || i+1 == len(f) {
-				b.WriteByte(c)
-				continue
-			}
-			i++
-			switch c = f[i]; c {
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'v':
-				b.WriteByte('\v')
-			case 'x':
-				j := i + 1
-				for j < len(f) && j < i+3 && strings.IndexByte("0123456789abcdefABCDEF", f[j]) >= 0 {
-					j++
-				}
-				v, _ := strconv.ParseUint(f[i+1:j], 16, 8)
-				b.WriteByte(byte(v))
-				i = j - 1
-			default:
-				if c >= '0' && c <= '7' {
-					j := i
-					for j < len(f) && j < i+3 && f[j] >= '0' && f[j] <= '7' {
-						j++
-					}
-					v, _ := strconv.ParseUint(f[i:j], 8, 8)
-					b.WriteByte(byte(v))
-					i = j - 1
-				} else {
-					b.WriteByte(c)
-				}
-			}
-		}
-		s := b.String()
-		out = append(out, &s)
-	}
-	return out
-}
-
 // tally counts what was compared.
 type tally struct {
 	files, rows, values, specials int
@@ -382,7 +324,7 @@ func compareWithCopy(t *testing.T, db *sql.DB, file, label string, want []duckCo
 		t.Fatalf("%s: DuckDB reads %d rows, the server's COPY has %d", label, len(got), len(lines))
 	}
 	for i, l := range lines {
-		fields := copyFields(l)
+		fields := pgtest.CopyFields(l)
 		c := 0
 		for _, f := range fields {
 			if c >= len(cols) {
@@ -567,7 +509,7 @@ func TestRowsParquetAgainstJSONL(t *testing.T) {
 					if nextOld >= len(oldCopy) {
 						t.Fatalf("%s %s: more old rows than --format copy prints", f.Name, tab)
 					}
-					fields := copyFields(oldCopy[nextOld])
+					fields := pgtest.CopyFields(oldCopy[nextOld])
 					nextOld++
 					if len(fields) != len(copyCols) {
 						t.Fatalf("%s %s: %d COPY fields, %d columns %v", f.Name, tab, len(fields), len(copyCols), copyCols)

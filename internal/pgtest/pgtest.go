@@ -485,3 +485,61 @@ func Restore(t testing.TB, work, name string, major int, bin, client, base, arch
 	r.Start(t)
 	return r
 }
+
+// CopyFields splits a line of COPY's text format into its fields, nil for
+// \N, escapes decoded (copyfromparse.c's CopyReadAttributesText).
+func CopyFields(line string) []*string {
+	var out []*string
+	for _, f := range strings.Split(line, "\t") {
+		if f == `\N` {
+			out = append(out, nil)
+			continue
+		}
+		var b strings.Builder
+		for i := 0; i < len(f); i++ {
+			c := f[i]
+			if c != '\\' || i+1 == len(f) {
+				b.WriteByte(c)
+				continue
+			}
+			i++
+			switch c = f[i]; c {
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'v':
+				b.WriteByte('\v')
+			case 'x':
+				j := i + 1
+				for j < len(f) && j < i+3 && strings.IndexByte("0123456789abcdefABCDEF", f[j]) >= 0 {
+					j++
+				}
+				v, _ := strconv.ParseUint(f[i+1:j], 16, 8)
+				b.WriteByte(byte(v))
+				i = j - 1
+			default:
+				if c >= '0' && c <= '7' {
+					j := i
+					for j < len(f) && j < i+3 && f[j] >= '0' && f[j] <= '7' {
+						j++
+					}
+					v, _ := strconv.ParseUint(f[i:j], 8, 8)
+					b.WriteByte(byte(v))
+					i = j - 1
+				} else {
+					b.WriteByte(c)
+				}
+			}
+		}
+		s := b.String()
+		out = append(out, &s)
+	}
+	return out
+}
