@@ -131,19 +131,16 @@ func EventRowsCommands(ev *NamedEvent) (tableCmd, rowsCmd string) {
 		return "", ""
 	}
 	named := ev.HasRel && ev.Rel.RelNumber != 0 && ev.Name != ""
-	db := ""
-	if ev.HasRel && ev.Rel.DBOID != 0 {
-		db = fmt.Sprintf(" --database %d", ev.Rel.DBOID)
+	db := uint32(0)
+	if ev.HasRel {
+		db = ev.Rel.DBOID
 	}
-	table := func() string {
-		return fmt.Sprintf("walscope table --backup BACKUP --relation %s%s --target-lsn %s --target-inclusive=false WAL...", shellWord(ev.Name), db, ev.LSN)
-	}
+	table := func() string { return tableCommand("BACKUP", ev.Name, db, ev.LSN) }
 	rows := func(relation bool) string {
-		rel := ""
 		if relation && named {
-			rel = " --relation " + shellWord(ev.Name) + db
+			return rowsCommand("BACKUP", ev.XID, ev.Name, db)
 		}
-		return fmt.Sprintf("walscope rows --backup BACKUP --xid %d%s --format sql WAL...", ev.XID, rel)
+		return rowsCommand("BACKUP", ev.XID, "", 0)
 	}
 	switch ev.Kind {
 	case incident.EventDelete, incident.EventUpdate, incident.EventTruncate:

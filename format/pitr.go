@@ -9,6 +9,7 @@ import (
 
 	"github.com/walscope/walscope/backup"
 	"github.com/walscope/walscope/incident"
+	"github.com/walscope/walscope/xlog"
 )
 
 // PITRJSON is `walscope pitr --format json`.
@@ -136,7 +137,30 @@ func RowsBackCommand(p *incident.PITRPlan, b *backup.BackupLabel) string {
 	if b != nil && strings.HasSuffix(b.Path, "/backup_label") {
 		bk = shellWord(strings.TrimSuffix(b.Path, "/backup_label"))
 	}
-	return fmt.Sprintf("walscope table --backup %s --relation %s --target-lsn %s --target-inclusive=false WAL...", bk, shellWord(e.Relation), p.Settings.LSN)
+	return tableCommand(bk, e.Relation, 0, p.Settings.LSN)
+}
+
+// tableCommand is the `walscope table` command that prints relation rel
+// (of database db, 0: any) as it was just before lsn.
+func tableCommand(backup, rel string, db uint32, lsn xlog.LSN) string {
+	return fmt.Sprintf("walscope table --backup %s --relation %s%s --target-lsn %s --target-inclusive=false WAL...", backup, shellWord(rel), databaseFlag(db), lsn)
+}
+
+// rowsCommand is the `walscope rows` command that writes the SQL undoing
+// transaction xid (in relation rel of database db only, when rel is given).
+func rowsCommand(backup string, xid xlog.XID, rel string, db uint32) string {
+	only := ""
+	if rel != "" {
+		only = " --relation " + shellWord(rel) + databaseFlag(db)
+	}
+	return fmt.Sprintf("walscope rows --backup %s --xid %d%s --format sql WAL...", backup, xid, only)
+}
+
+func databaseFlag(db uint32) string {
+	if db == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" --database %d", db)
 }
 
 // RowsUndoCommand is the `walscope rows` command that writes the SQL
@@ -151,7 +175,7 @@ func RowsUndoCommand(p *incident.PITRPlan, b *backup.BackupLabel) string {
 	if b != nil && strings.HasSuffix(b.Path, "/backup_label") {
 		bk = shellWord(strings.TrimSuffix(b.Path, "/backup_label"))
 	}
-	return fmt.Sprintf("walscope rows --backup %s --xid %d --format sql WAL...", bk, p.Event.XID)
+	return rowsCommand(bk, p.Event.XID, "", 0)
 }
 
 // shellWord quotes s for a POSIX shell where it needs it.
