@@ -168,6 +168,17 @@ func (r *Replay) Catalog(db uint32) (*catalog.Catalog, error) {
 	return c, nil
 }
 
+// CatalogCommitted returns database db's catalog as of the target as if
+// xids (a transaction and the subtransactions its commit record lists) had
+// committed there: with a target just before that commit, the catalog as
+// the transaction left it, holding the tables it created and the columns
+// it added or dropped, which Catalog (as of before the commit) has not.
+func (r *Replay) CatalogCommitted(db uint32, xids []xlog.XID) (*catalog.Catalog, error) {
+	r.xacts.AssumeCommitted(xids...)
+	defer r.xacts.AssumeCommitted()
+	return r.Catalog(db)
+}
+
 // ErrAmbiguous: a relation name that means relations of several databases.
 var ErrAmbiguous = errors.New("relation name matches relations in several databases")
 

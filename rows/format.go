@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/typeout"
@@ -236,7 +237,8 @@ func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, erro
 // where its key finds the new version, an inserted one deleted; a
 // TRUNCATE undone by inserting the rows the table had just before it, a
 // DROP TABLE by creating the table (its columns and types as of just
-// before) and inserting them. A change that could not be decoded makes
+// before) and inserting them; a table the transaction created is dropped
+// (its rows with it), last. A change that could not be decoded makes
 // the script end in ROLLBACK, with the reason in a comment, and is
 // returned as the error after the script is written.
 func (f *Format) WriteUndo(w io.Writer, res *Result) error {
@@ -256,6 +258,9 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 	ch := res.Changes
 	for i := len(ch) - 1; i >= 0; i-- {
 		c := &ch[i]
+		if c.Rel.Created {
+			continue // dropped below, rows and all
+		}
 		if c.Err != nil {
 			fail(c, c.Err)
 			continue
@@ -324,6 +329,14 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 			continue
 		}
 		bw.Write(line)
+	}
+	for i := len(res.Created) - 1; i >= 0; i-- {
+		name := res.Created[i]
+		kind := "TABLE "
+		if strings.HasPrefix(name, "MATERIALIZED VIEW ") {
+			kind = ""
+		}
+		fmt.Fprintf(bw, "-- created by the transaction\nDROP %s%s;\n", kind, name)
 	}
 	if firstErr != nil {
 		bw.WriteString("-- INCOMPLETE: changes that could not be decoded are missing; the transaction is not committed\nROLLBACK;\n")

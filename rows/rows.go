@@ -101,6 +101,9 @@ type Relation struct {
 	// there is neither (rows are then matched by all their columns).
 	Key     []int
 	KeyKind string // "primary key", "replica identity" or ""
+	// Created: the transaction created the table (its columns are as the
+	// transaction left them); the undo drops it.
+	Created bool
 	desc    []tuple.Attr
 	toastID uint32
 }
@@ -151,8 +154,13 @@ type Result struct {
 	// change.
 	Relations []*Relation
 	// Skipped says what the transaction did that is not given as rows,
-	// and why (a table it created, a system catalog's rows).
+	// and why (a system catalog's rows, a table's columns it changed).
 	Skipped []string
+	// Created names (qualified, quoted) the tables and materialized views
+	// the transaction created and did not drop, in the order it created
+	// them, with "MATERIALIZED VIEW " before a view's name: their rows
+	// are among Changes (inserts), and the undo drops them.
+	Created []string
 	// WALOnly: read without a backup; Missing then counts the rows whose
 	// old or new version the WAL read does not hold, per relation,
 	// operation and reason.
@@ -205,9 +213,16 @@ func Changes(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r}
-	b := &builder{res: res, r: r, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{}}
+	b := &builder{res: res, r: r, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{},
+		xids: append([]xlog.XID{cfg.XID}, end.Subxacts...)}
 	if cfg.Relation != "" {
 		rel, err := r.Resolve(cfg.Relation, cfg.Database)
+		if errors.Is(err, replay.ErrNoRelation) {
+			// a table the transaction created: as it left the catalog
+			r.Xacts().AssumeCommitted(b.xids...)
+			rel, err = r.Resolve(cfg.Relation, cfg.Database)
+			r.Xacts().AssumeCommitted()
+		}
 		if err != nil {
 			r.Close()
 			return nil, err
@@ -247,7 +262,11 @@ type relKey struct{ db, oid uint32 }
 // dbState is a database's catalog as of just before the commit and which
 // relation each file the transaction wrote belongs to.
 type dbState struct {
-	cat    *catalog.Catalog
+	cat *catalog.Catalog
+	// after is the catalog as the transaction left it (its own changes
+	// visible), read for the relations it created (created)
+	after   *catalog.Catalog
+	created map[uint32]bool
 	files  map[decode.RelFileLocator]uint32 // file -> relation oid
 	class  decode.RelFileLocator            // pg_class's file
 	toast  *tuple.ToastStore
@@ -257,6 +276,7 @@ type dbState struct {
 type builder struct {
 	res  *Result
 	r    *replay.Replay
+	xids []xlog.XID // the transaction and its committed subtransactions
 	cats map[uint32]*dbState
 	rels map[relKey]*Relation
 	only *relKey
@@ -286,7 +306,8 @@ func (b *builder) db(oid uint32) (*dbState, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()), loaded: map[uint32]bool{}}
+	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()), loaded: map[uint32]bool{},
+		created: map[uint32]bool{}}
 	for _, c := range cat.Classes() {
 		switch c.Kind {
 		case 'r', 'm', 't', 'p':
@@ -333,8 +354,11 @@ func (b *builder) build(changes []*replay.Change) error {
 			}
 		}
 		switch {
-		case c.Op == replay.ChangeInsert && newC != nil && newC.OID >= firstNormalObjectID && newC.Kind == 'r':
-			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s (oid %d) was created by the transaction: its rows are not decoded (undo: drop it)", newC.Name, newC.OID))
+		case c.Op == replay.ChangeInsert && newC != nil && newC.OID >= firstNormalObjectID && s.cat.Class(newC.OID) == nil &&
+			(newC.Kind == 'r' || newC.Kind == 'p' || newC.Kind == 'm' || newC.Kind == 't'):
+			if err := b.createdRel(s, c.Rel.DBOID, newC.OID); err != nil {
+				return err
+			}
 		case c.Op == replay.ChangeDelete && oldC != nil && oldC.OID >= firstNormalObjectID && (oldC.Kind == 'r' || oldC.Kind == 'm') && s.cat.Class(oldC.OID) != nil:
 			b.events[c.LSN] = append(b.events[c.LSN], event{Drop, relKey{c.Rel.DBOID, oldC.OID}})
 		case c.Op == replay.ChangeUpdate && oldC != nil && newC != nil && newC.OID >= firstNormalObjectID && oldC.RelFileNode != newC.RelFileNode && newC.RelFileNode != 0:
@@ -367,7 +391,7 @@ func (b *builder) build(changes []*replay.Change) error {
 			continue
 		}
 		if oid, ok := s.files[c.Rel]; ok {
-			if cls := s.cat.Class(oid); cls != nil && cls.Kind == 't' {
+			if cls := s.classOf(oid); cls != nil && cls.Kind == 't' {
 				s.toast.AddTuple(oid, c.New)
 			}
 		}
@@ -390,7 +414,7 @@ func (b *builder) build(changes []*replay.Change) error {
 		}
 		oid, ok := s.files[c.Rel]
 		if ok && oid >= firstNormalObjectID {
-			if cls := s.cat.Class(oid); cls != nil && (cls.Kind == 'r' || cls.Kind == 'm' || cls.Kind == 'p') {
+			if cls := s.classOf(oid); cls != nil && (cls.Kind == 'r' || cls.Kind == 'm' || cls.Kind == 'p') {
 				if err := b.rowChange(c, relKey{c.Rel.DBOID, oid}); err != nil {
 					return err
 				}
@@ -408,6 +432,61 @@ func (b *builder) build(changes []*replay.Change) error {
 
 var errStop = errors.New("stop")
 
+// classOf is a relation of the catalog as of before the commit, or one the
+// transaction created, as it left it.
+func (s *dbState) classOf(oid uint32) *catalog.Class {
+	if s.created[oid] {
+		return s.after.Class(oid)
+	}
+	return s.cat.Class(oid)
+}
+
+// catalogOf is the catalog a relation's columns come from.
+func (s *dbState) catalogOf(oid uint32) *catalog.Catalog {
+	if s.created[oid] {
+		return s.after
+	}
+	return s.cat
+}
+
+// createdRel notes a relation the transaction created (its pg_class
+// insert): read from the catalog as the transaction left it, its file
+// mapped to it. One created and dropped again by the transaction is not
+// there, and leaves nothing to undo.
+func (b *builder) createdRel(s *dbState, db, oid uint32) error {
+	if s.after == nil {
+		after, err := b.r.CatalogCommitted(db, b.xids)
+		if err != nil {
+			return fmt.Errorf("the catalog as transaction %d left it: %w", b.res.XID, err)
+		}
+		s.after = after
+	}
+	cls := s.after.Class(oid)
+	if cls == nil {
+		return nil
+	}
+	loc, err := s.after.Locator(cls)
+	if err != nil {
+		return err
+	}
+	s.created[oid] = true
+	s.files[loc] = oid
+	if cls.Kind == 't' {
+		return nil
+	}
+	name := table.QuoteIdent(cls.Name)
+	if ns := s.after.Namespace(cls.Namespace); ns != nil {
+		name = table.QuoteIdent(ns.Name) + "." + name
+	}
+	if cls.Kind == 'm' {
+		name = "MATERIALIZED VIEW " + name
+	}
+	if b.only == nil || *b.only == (relKey{db, oid}) {
+		b.res.Created = append(b.res.Created, name)
+	}
+	return nil
+}
+
 // relation opens a relation as of just before the commit.
 func (b *builder) relation(k relKey) (*Relation, error) {
 	if rel := b.rels[k]; rel != nil {
@@ -417,16 +496,17 @@ func (b *builder) relation(k relKey) (*Relation, error) {
 	if err != nil {
 		return nil, err
 	}
-	cls := s.cat.Class(k.oid)
+	cat := s.catalogOf(k.oid)
+	cls := cat.Class(k.oid)
 	if cls == nil {
 		return nil, fmt.Errorf("relation %d of database %d is not in the catalog", k.oid, k.db)
 	}
-	dbRow := s.cat.Database(k.db)
-	loc, err := s.cat.Locator(cls)
+	dbRow := cat.Database(k.db)
+	loc, err := cat.Locator(cls)
 	if err != nil {
 		return nil, err
 	}
-	rr := &replay.Relation{Class: cls, Catalog: s.cat, Locator: loc}
+	rr := &replay.Relation{Class: cls, Catalog: cat, Locator: loc}
 	if dbRow != nil {
 		rr.Database = *dbRow
 	}
@@ -434,17 +514,17 @@ func (b *builder) relation(k relKey) (*Relation, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc, err := s.cat.Desc(cls.OID)
+	desc, err := cat.Desc(cls.OID)
 	if err != nil {
 		return nil, err
 	}
-	rel := &Relation{Relation: rr, Table: tab, desc: desc}
-	rel.Key, rel.KeyKind = keyOf(s.cat, cls, tab)
-	if tc := s.cat.Toast(cls); tc != nil {
+	rel := &Relation{Relation: rr, Table: tab, desc: desc, Created: s.created[k.oid]}
+	rel.Key, rel.KeyKind = keyOf(cat, cls, tab)
+	if tc := cat.Toast(cls); tc != nil {
 		rel.toastID = tc.OID
 		if !s.loaded[tc.OID] {
 			s.loaded[tc.OID] = true
-			tl, err := s.cat.Locator(tc)
+			tl, err := cat.Locator(tc)
 			if err != nil {
 				return nil, err
 			}

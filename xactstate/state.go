@@ -95,6 +95,9 @@ type State struct {
 
 	finished bool
 	err      error
+
+	// assumed are xids Status answers Committed for (AssumeCommitted).
+	assumed map[xlog.XID]bool
 }
 
 // chunkSize is how many consecutive xids one xactChunk covers.
@@ -426,6 +429,9 @@ func (s *State) addCheckpoint(rec *decode.Record) {
 // Finish and Aborted after.
 func (s *State) Status(xid xlog.XID) Status {
 	for range 64 { // a chain of parents longer than this is damage
+		if s.assumed[xid] {
+			return Committed
+		}
 		switch xid {
 		case invalidXID:
 			return Aborted
@@ -461,6 +467,27 @@ func (s *State) Status(xid xlog.XID) Status {
 		return s.unfinished()
 	}
 	return s.unfinished()
+}
+
+// AssumeCommitted makes Status answer Committed for xids, until it is
+// called again (with none: no assumption): a transaction and the
+// subtransactions its commit record lists, before that record is added,
+// seen as the transaction saw its own work once all its commands were
+// done (TransactionIdIsCurrentTransactionId in HeapTupleSatisfiesMVCC
+// makes its own rows visible). The catalog as a transaction left it, for
+// the tables it created or altered, is read this way. xids an abort
+// record ended stay aborted: the commit record lists none of them.
+func (s *State) AssumeCommitted(xids ...xlog.XID) {
+	s.assumed = nil
+	for _, x := range xids {
+		if c, i := s.chunk(x, false); c != nil && c.state[i] == walAborted {
+			continue
+		}
+		if s.assumed == nil {
+			s.assumed = map[xlog.XID]bool{}
+		}
+		s.assumed[x] = true
+	}
 }
 
 func (s *State) unfinished() Status {

@@ -259,6 +259,9 @@ func rowsAction(c *cli.Command) error {
 		for _, s := range res.Skipped {
 			fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: %s\n", s)
 		}
+		for _, name := range res.Created {
+			fmt.Fprintf(c.Root().ErrWriter, "walscope: %s was created by the transaction: its rows are inserts, and the undo (--format sql) drops it\n", name)
+		}
 	}
 	if walOnly {
 		// what the WAL lacks is said even when changes could not be
