@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/urfave/cli/v3"
 	"github.com/walscope/walscope/export"
@@ -41,7 +45,7 @@ func rowsCommand() *cli.Command {
 			&cli.StringFlag{Name: "intervalstyle", Usage: "IntervalStyle `STYLE` for copy (default: the backup's configuration; sql always writes postgres)"},
 			&cli.StringFlag{Name: "extra-float-digits", Usage: "extra_float_digits `N` (default: the backup's configuration, else 1; sql always writes exact floats)"},
 			&cli.StringFlag{Name: "memory", Value: "256MB", Usage: "hold at most `SIZE` of pages in memory; more go to a temporary file"},
-			&cli.StringFlag{Name: "catalog", Usage: "without --backup: the relations' columns and types from `FILE`, made on the database by walscope rows --catalog-query | psql -XAtq -d DB -o FILE (without it, from the catalog pages the WAL read shows, when it shows all that is needed)"},
+			&cli.StringFlag{Name: "catalog", Usage: "without --backup: the relations' columns and types from `FILE`, made on the database by walscope rows --catalog-query | psql -XAtq -d DB -o FILE (plain, or compressed with zstd or gzip; without it, from the catalog pages the WAL read shows, when it shows all that is needed)"},
 			&cli.BoolFlag{Name: "catalog-query", Usage: "print the query that makes the --catalog file, and exit"},
 			&cli.StringFlag{Name: "start-lsn", Usage: "without --backup: start reading the WAL at `LSN` (default: its first segment)"},
 			&cli.StringFlag{Name: "block-size", Value: "8192", Usage: "without --backup: the cluster's BLCKSZ `BYTES`"},
@@ -305,14 +309,33 @@ func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *[]
 	})
 }
 
-// readRowsCatalog reads a --catalog file of rows (rows.ReadCatalog).
+// readRowsCatalog reads a --catalog file of rows (rows.ReadCatalog), plain
+// or compressed with zstd or gzip.
 func readRowsCatalog(path string) (*rows.CatalogFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, usageErr("--catalog: %v", err)
 	}
 	defer f.Close()
-	cat, err := rows.ReadCatalog(f, 0)
+	// a catalog file kept compressed is read as it is (zstd or gzip)
+	br := bufio.NewReader(f)
+	var in io.Reader = br
+	switch head, _ := br.Peek(4); {
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, usageErr("--catalog %s: %v", path, err)
+		}
+		defer zr.Close()
+		in = zr
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		gr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, usageErr("--catalog %s: %v", path, err)
+		}
+		in = gr
+	}
+	cat, err := rows.ReadCatalog(in, 0)
 	if err != nil {
 		return nil, usageErr("--catalog %s: %v", path, err)
 	}
