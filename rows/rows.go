@@ -269,6 +269,7 @@ type dbState struct {
 	created map[uint32]bool
 	files  map[decode.RelFileLocator]uint32 // file -> relation oid
 	class  decode.RelFileLocator            // pg_class's file
+	attr   decode.RelFileLocator            // pg_attribute's file
 	toast  *tuple.ToastStore
 	loaded map[uint32]bool // TOAST relations whose visible chunks are in toast
 }
@@ -286,6 +287,8 @@ type builder struct {
 	// the relations with a truncate or drop, and the files that are not
 	// truncations (rewrites keeping the rows)
 	events map[xlog.LSN][]event
+	// relations rewritten by an ALTER TABLE of the transaction: not read
+	unread map[relKey]bool
 }
 
 type ctid struct {
@@ -321,6 +324,9 @@ func (b *builder) db(oid uint32) (*dbState, error) {
 	if pc := cat.Class(pgClassOID); pc != nil {
 		s.class, _ = cat.Locator(pc)
 	}
+	if pa := cat.Class(catalog.AttributeRelationID); pa != nil {
+		s.attr, _ = cat.Locator(pa)
+	}
 	b.cats[oid] = s
 	return s, nil
 }
@@ -330,6 +336,8 @@ func (b *builder) build(changes []*replay.Change) error {
 	// first the catalog's story: files switched (TRUNCATE, or a rewrite),
 	// tables dropped or made by the transaction
 	b.events = map[xlog.LSN][]event{}
+	altered := map[relKey]bool{}
+	var alteredOrder []relKey
 	for _, c := range changes {
 		if c.Op == replay.ChangeTruncate {
 			continue // the pg_class update of the same TRUNCATE says which file replaced which
@@ -337,6 +345,13 @@ func (b *builder) build(changes []*replay.Change) error {
 		s, err := b.db(c.Rel.DBOID)
 		if err != nil {
 			return err
+		}
+		if c.Rel == s.attr && c.Rel != (decode.RelFileLocator{}) {
+			if k, ok := b.columnsChanged(s, c); ok && !altered[k] {
+				altered[k] = true
+				alteredOrder = append(alteredOrder, k)
+			}
+			continue
 		}
 		if c.Rel != s.class {
 			continue
@@ -381,6 +396,37 @@ func (b *builder) build(changes []*replay.Change) error {
 			}
 		}
 	}
+	// A table whose columns the transaction changed: its rows are read
+	// with the columns as of before it. One it also rewrote into a new
+	// file (ALTER COLUMN TYPE, or a column added with a volatile default:
+	// ATRewriteTable's rows carry the transaction's xid, so the switch
+	// looks like a TRUNCATE) holds rows in a layout read as of before the
+	// transaction only: none of its rows are given.
+	b.unread = map[relKey]bool{}
+	for _, k := range alteredOrder {
+		dropped, rewritten := false, false
+		for lsn, evs := range b.events {
+			kept := evs[:0]
+			for _, e := range evs {
+				dropped = dropped || e.op == Drop && e.rel == k
+				if e.op == Truncate && e.rel == k {
+					rewritten = true
+					continue
+				}
+				kept = append(kept, e)
+			}
+			b.events[lsn] = kept
+		}
+		cls := b.cats[k.db].cat.Class(k.oid)
+		switch {
+		case cls == nil || dropped || !b.wanted(k):
+		case rewritten:
+			b.unread[k] = true
+			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s was rewritten by an ALTER TABLE of the transaction: its rows are not given (their new layout is not read) and not undone", cls.Name))
+		default:
+			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("the transaction changed the columns of table %s (ALTER TABLE): its rows are given with the columns as of before the transaction, and the undo does not change the table's definition back", cls.Name))
+		}
+	}
 	// the chunks of TOAST values the transaction inserted
 	for _, c := range changes {
 		if c.Op != replay.ChangeInsert || c.New == nil {
@@ -413,7 +459,7 @@ func (b *builder) build(changes []*replay.Change) error {
 			continue
 		}
 		oid, ok := s.files[c.Rel]
-		if ok && oid >= firstNormalObjectID {
+		if ok && oid >= firstNormalObjectID && !b.unread[relKey{c.Rel.DBOID, oid}] {
 			if cls := s.classOf(oid); cls != nil && (cls.Kind == 'r' || cls.Kind == 'm' || cls.Kind == 'p') {
 				if err := b.rowChange(c, relKey{c.Rel.DBOID, oid}); err != nil {
 					return err
@@ -431,6 +477,42 @@ func (b *builder) build(changes []*replay.Change) error {
 }
 
 var errStop = errors.New("stop")
+
+// columnsChanged tells whether a change of pg_attribute added, dropped,
+// renamed or retyped a column of a table that existed before the
+// transaction (ALTER TABLE), and which; statistics targets and the
+// attributes of indexes and of relations the transaction created are not
+// such changes, nor a table's attributes deleted with it (DROP TABLE).
+func (b *builder) columnsChanged(s *dbState, c *replay.Change) (relKey, bool) {
+	dec := s.cat.Decoder()
+	var oldA, newA *catalog.Attribute
+	if c.Old != nil {
+		if a, err := dec.Attribute(c.Old); err == nil {
+			oldA = &a
+		}
+	}
+	if c.New != nil {
+		if a, err := dec.Attribute(c.New); err == nil {
+			newA = &a
+		}
+	}
+	a := newA
+	switch {
+	case c.Op == replay.ChangeInsert && newA != nil:
+	case c.Op == replay.ChangeUpdate && oldA != nil && newA != nil:
+		if oldA.Name == newA.Name && oldA.TypID == newA.TypID && oldA.TypMod == newA.TypMod && oldA.Dropped == newA.Dropped &&
+			oldA.HasMissing == newA.HasMissing && oldA.Generated == newA.Generated {
+			return relKey{}, false
+		}
+	default:
+		return relKey{}, false
+	}
+	cls := s.cat.Class(a.Relid)
+	if a.Relid < firstNormalObjectID || cls == nil || a.Num <= 0 || cls.Kind != 'r' && cls.Kind != 'p' && cls.Kind != 'm' {
+		return relKey{}, false
+	}
+	return relKey{c.Rel.DBOID, a.Relid}, true
+}
 
 // classOf is a relation of the catalog as of before the commit, or one the
 // transaction created, as it left it.
