@@ -36,11 +36,10 @@ import (
 // numeric NaN (numeric(p,s) admits it): every date, timestamp, timestamptz
 // and numeric(p,s) column has a companion text column, its name with
 // "_special", null except for those values, where it holds PostgreSQL's
-// text ("infinity", "-infinity", "NaN", the far timestamp). ±infinity is
-// also written in the typed column as the extreme value, ±(2^31-1) days or
-// ±(2^63-1) µs, which is DuckDB's own infinity (it reads them back as
-// infinity and -infinity, and they sort first and last); NaN and the far
-// timestamps are null there.
+// text ("infinity", "-infinity", "NaN", the far timestamp); the typed
+// column is null there. (±infinity was once written as the extreme value,
+// ±(2^31-1) days or ±(2^63-1) µs, DuckDB's own infinity: other readers
+// take it for a date out of their range, and polars panics printing it.)
 
 // SpecialSuffix ends the name of a typed column's companion text column.
 const SpecialSuffix = "_special"
@@ -203,13 +202,6 @@ const (
 	unixEpochMicros = unixEpochDays * 86400 * 1_000_000
 )
 
-// DuckDB's -infinity of DATE and TIMESTAMP: -(2^31-1) days, -(2^63-1) µs.
-var (
-	minusInfinityDays, minusInfinityMicros = negative(math.MaxInt32), negative(math.MaxInt64)
-)
-
-func negative(x int64) uint64 { return uint64(-x) }
-
 // Append appends the Values of one cell (datum, its plain bytes; null for
 // NULL) to dst: the typed value, then the companion's when the column has
 // one. text prints the column's type (for text columns and the companion).
@@ -278,10 +270,8 @@ func (p *ParquetColumn) Append(dst export.Row, datum []byte, null bool, text Val
 		}
 		d := int32(binary.LittleEndian.Uint32(datum))
 		switch d {
-		case math.MaxInt32: // DATEVAL_NOEND
-			v.U, special = uint64(int64(math.MaxInt32)), true
-		case math.MinInt32: // DATEVAL_NOBEGIN
-			v.U, special = minusInfinityDays, true
+		case math.MaxInt32, math.MinInt32: // DATEVAL_NOEND, DATEVAL_NOBEGIN
+			v.Null, special = true, true
 		default:
 			// every finite date fits: the last, 5874897-12-31, is
 			// 2145031948 days after 2000
@@ -293,10 +283,8 @@ func (p *ParquetColumn) Append(dst export.Row, datum []byte, null bool, text Val
 		}
 		ts := int64(binary.LittleEndian.Uint64(datum))
 		switch {
-		case ts == math.MaxInt64: // DT_NOEND
-			v.U, special = uint64(int64(math.MaxInt64)), true
-		case ts == math.MinInt64: // DT_NOBEGIN
-			v.U, special = minusInfinityMicros, true
+		case ts == math.MaxInt64, ts == math.MinInt64: // DT_NOEND, DT_NOBEGIN
+			v.Null, special = true, true
 		case ts >= math.MaxInt64-unixEpochMicros:
 			v.Null, special = true, true // past INT64 microseconds since 1970
 		default:

@@ -142,11 +142,11 @@ func TestParquetSpecialValues(t *testing.T) {
 		want    export.Value
 		special bool
 	}{
-		{byKind(export.Date, true), le32(math.MaxInt32), export.Value{U: math.MaxInt32}, true},
-		{byKind(export.Date, true), le32(math.MinInt32), export.Value{U: minusInfinityDays}, true},
+		{byKind(export.Date, true), le32(math.MaxInt32), export.Value{Null: true}, true},
+		{byKind(export.Date, true), le32(math.MinInt32), export.Value{Null: true}, true},
 		{byKind(export.Date, true), le32(0), export.Value{U: unixEpochDays}, false},
-		{byKind(export.Timestamp, true), le64(math.MaxInt64), export.Value{U: math.MaxInt64}, true},
-		{byKind(export.Time, true), le64(math.MinInt64), export.Value{U: minusInfinityMicros}, true},
+		{byKind(export.Timestamp, true), le64(math.MaxInt64), export.Value{Null: true}, true},
+		{byKind(export.Time, true), le64(math.MinInt64), export.Value{Null: true}, true},
 		{byKind(export.Time, true), le64(math.MaxInt64 - unixEpochMicros), export.Value{Null: true}, true},
 		{byKind(export.Time, true), le64(-unixEpochMicros), export.Value{U: 0}, false},
 		{byKind(export.Int64, false), le64(-5), export.Value{U: uint64(1<<64 - 5)}, false},
@@ -216,16 +216,16 @@ func FuzzParquetAppend(f *testing.F) {
 }
 
 // ExampleParquetColumn_Append: a timestamptz column's values, the instant
-// as microseconds since 1970 and, for infinity, DuckDB's infinity with the
-// text in the companion column.
+// as microseconds since 1970 and, for infinity, null with the text in the
+// companion column.
 func ExampleParquetColumn_Append() {
 	col := ParquetColumns(nil, []Column{{Attribute: catalog.Attribute{Name: "at", TypID: 1184, TypMod: -1}}}, "")[0]
 	text := func(dst []byte, _ uint32, datum []byte) ([]byte, error) { return append(dst, "infinity"...), nil }
 	for _, micros := range []int64{0, math.MaxInt64} { // 2000-01-01 00:00 UTC; infinity
 		row, _ := col.Append(nil, binary.LittleEndian.AppendUint64(nil, uint64(micros)), false, text)
-		fmt.Printf("%s=%d %s=%q null=%v\n", col.Name, int64(row[0].U), col.Special, row[1].S, row[1].Null)
+		fmt.Printf("%s=%d (null=%v) %s=%q (null=%v)\n", col.Name, int64(row[0].U), row[0].Null, col.Special, row[1].S, row[1].Null)
 	}
 	// Output:
-	// at=946684800000000 at_special="" null=true
-	// at=9223372036854775807 at_special="infinity" null=false
+	// at=946684800000000 (null=false) at_special="" (null=true)
+	// at=0 (null=true) at_special="infinity" (null=false)
 }
