@@ -10,6 +10,7 @@ import (
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/typeout"
 )
 
 // Parquet: each column typed where the Parquet type holds every value of
@@ -44,9 +45,12 @@ import (
 // SpecialSuffix ends the name of a typed column's companion text column.
 const SpecialSuffix = "_special"
 
-// ErrNotUTF8 is the sentinel of a text value that is not UTF-8 (a database
-// whose encoding is not UTF8): Parquet strings are UTF-8.
-var ErrNotUTF8 = errors.New("text is not valid UTF-8 (the database's encoding is not UTF8?)")
+// ErrNotUTF8 is the sentinel of a text value that is not UTF-8 in a
+// database whose encoding says it is: Parquet strings are UTF-8. Text of a
+// database in another encoding is converted (typeout.AppendUTF8: the
+// single-byte encodings as the server converts them; an error wrapping
+// typeout.ErrNoEquivalent or ErrEncodingNotConverted otherwise).
+var ErrNotUTF8 = errors.New("text is not valid UTF-8")
 
 // ErrDatumLength is the sentinel of a stored value whose length is not its
 // fixed-length type's.
@@ -64,6 +68,10 @@ type ParquetColumn struct {
 	Special string
 	base    uint32 // the type, domains resolved
 	buf     []byte // the text of the last value (Append is not for concurrent use)
+	// encoding is the database's (pg_database.encoding): text columns are
+	// converted to UTF-8 from it
+	encoding int32
+	conv     []byte
 }
 
 // Built-in type OIDs (pg_type.dat).
@@ -90,9 +98,15 @@ const (
 // depends on its values.
 func ParquetColumns(c *catalog.Catalog, cols []Column, prefix string) []ParquetColumn {
 	out := make([]ParquetColumn, len(cols))
+	enc := typeout.EncodingUTF8
+	if c != nil {
+		if db := c.Database(c.DatabaseOID); db != nil {
+			enc = db.Encoding
+		}
+	}
 	for i, col := range cols {
 		a := col.Attribute
-		p := ParquetColumn{Name: prefix + a.Name, TypID: a.TypID, Kind: export.String}
+		p := ParquetColumn{Name: prefix + a.Name, TypID: a.TypID, Kind: export.String, encoding: enc}
 		base, typmod := a.TypID, a.TypMod
 		for range 32 { // a domain over a domain: as its base type
 			var t *catalog.Type
@@ -305,10 +319,17 @@ func (p *ParquetColumn) Append(dst export.Row, datum []byte, null bool, text Val
 			return dst, err
 		}
 		p.buf = s
-		if !utf8.Valid(s) {
-			return dst, ErrNotUTF8
+		if p.encoding == typeout.EncodingUTF8 {
+			if !utf8.Valid(s) {
+				return dst, ErrNotUTF8
+			}
+			v.S = string(s)
+			break
 		}
-		v.S = string(s)
+		if p.conv, err = typeout.AppendUTF8(p.conv[:0], s, p.encoding); err != nil {
+			return dst, fmt.Errorf("database encoding %s: %w", typeout.EncodingName(p.encoding), err)
+		}
+		v.S = string(p.conv)
 	}
 	dst = append(dst, v)
 	if p.Special == "" {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/export"
+	"github.com/walscope/walscope/xlog"
 )
 
 // numericTypmod is numeric(p,s)'s typmod as make_numeric_typmod
@@ -117,9 +119,8 @@ func parquetKinds() []ParquetColumn {
 	return ParquetColumns(nil, cols, "")
 }
 
-// TestParquetSpecialValues: infinities written as DuckDB's, NaN and far
-// timestamps null, each with its text in the companion; a plain value's
-// companion null.
+// TestParquetSpecialValues: infinities, NaN and far timestamps null, each
+// with its text in the companion; a plain value's companion null.
 func TestParquetSpecialValues(t *testing.T) {
 	pcs := parquetKinds()
 	byKind := func(k export.Kind, special bool) *ParquetColumn {
@@ -228,4 +229,36 @@ func ExampleParquetColumn_Append() {
 	// Output:
 	// at=946684800000000 (null=false) at_special="" (null=true)
 	// at=0 (null=true) at_special="infinity" (null=false)
+}
+
+// TestParquetEncoding: a text column of a database in another encoding is
+// converted to UTF-8 (the mapping is the server's: typeout's
+// TestSingleByteEncodingsAgainstServer; end to end: duckdbtest's
+// TestTableParquetEncodings); a byte with no equivalent, or a multibyte
+// encoding walscope does not convert, is an error naming the encoding.
+func TestParquetEncoding(t *testing.T) {
+	text := func(dst []byte, _ uint32, datum []byte) ([]byte, error) { return append(dst, datum...), nil }
+	for _, c := range []struct {
+		enc   int32
+		datum string
+		want  string
+		err   string
+	}{
+		{8, "caf\xe9", "café", ""},                   // LATIN1
+		{24, "\x80 \x93q\x94", "€ “q”", ""},          // WIN1252
+		{24, "\x81", "", "0x81 in encoding WIN1252"}, // undefined in WIN1252
+		{1, "abc", "", "EUC_JP"},                     // not converted
+		{6, "\xff", "", "not valid UTF-8"},
+	} {
+		cat := catalog.New(xlog.V15, 5)
+		cat.AddDatabase(catalog.Database{OID: 5, Encoding: c.enc})
+		col := ParquetColumns(cat, []Column{{Attribute: catalog.Attribute{Name: "t", TypID: 25, TypMod: -1}}}, "")[0]
+		got, err := col.Append(nil, []byte(c.datum), false, text)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q in encoding %d: %v, want an error saying %q", c.datum, c.enc, err, c.err)
+		case c.err == "" && (err != nil || len(got) != 1 || got[0].S != c.want):
+			t.Errorf("%q in encoding %d: %+v, %v; want %q", c.datum, c.enc, got, err, c.want)
+		}
+	}
 }
