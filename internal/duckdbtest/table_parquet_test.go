@@ -659,3 +659,64 @@ insert into edges values
 	}
 	t.Logf("%d rows, %d values identical to the server's COPY (%d in _special columns); non-null typed values: %v", n.rows, n.values, n.specials, n.typed)
 }
+
+// TestTableParquetEncodings: text of databases in single-byte encodings
+// (LATIN1, WIN1252, KOI8R, ISO_8859_7) is stored in them; Parquet strings
+// are UTF-8, so `walscope table --format parquet` converts it as the
+// server does for client_encoding UTF8: read by DuckDB, each value is the
+// server's `COPY ... TO STDOUT` with client_encoding UTF8, while
+// `--format copy` gives the stored bytes, as COPY does for a client in the
+// database's encoding.
+func TestTableParquetEncodings(t *testing.T) {
+	server, client := pgtest.Need(t, 15)
+	work := pgtest.WorkDir(t, "walscope-parquet-enc-", "WALSCOPE_KEEP")
+	archive := filepath.Join(work, "archive")
+	if err := os.Mkdir(archive, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.ChownPG(t, archive)
+	s := pgtest.New(t, work, "primary", 15, server, client)
+	s.InitDB(t, "", fmt.Sprintf("wal_level = replica\narchive_mode = on\narchive_command = 'cp %%p %s/%%f'\n", archive))
+	s.Start(t)
+	base := filepath.Join(work, "base")
+	s.BaseBackup(t, base)
+	texts := map[string]string{ // characters each encoding has
+		"LATIN1":     "'café', 'Ærøskøbing ½ §', 'naïve «quoted»'",
+		"WIN1252":    "'€ “curly” — dash', 'Œuvre ™', 'plain'",
+		"KOI8R":      "'Съешь же ещё', 'мягких булок', 'ёЁ'",
+		"ISO_8859_7": "'Ελληνικά', 'αβγ ΩΨ', 'ά'",
+	}
+	encs := []string{"LATIN1", "WIN1252", "KOI8R", "ISO_8859_7"}
+	for _, e := range encs {
+		db := strings.ToLower(e)
+		s.Query(t, "create database "+db+" encoding '"+e+"' lc_collate 'C' lc_ctype 'C' template template0")
+		s.QueryDB(t, db, "set client_encoding = 'UTF8'; create table enc (id serial, txt text, vc varchar(20), arr text[]); insert into enc (txt, vc, arr) select v, left(v, 20), array[v, null] from (values ("+strings.ReplaceAll(texts[e], ", ", "), (")+")) x(v)")
+	}
+	s.Query(t, "select pg_create_restore_point('enc')")
+	s.Query(t, "select pg_switch_wal()")
+	want := map[string][]string{}
+	for _, e := range encs {
+		want[e] = s.QueryDB(t, strings.ToLower(e), "set client_encoding = 'UTF8'; copy enc to stdout")
+	}
+	if err := s.Stop("fast"); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	values := 0
+	for _, e := range encs {
+		file := filepath.Join(t.TempDir(), e+".parquet")
+		run(t, "table", "--backup", base, "--relation", strings.ToLower(e)+".public.enc", "--target-name", "enc", "--format", "parquet", "--out", file, archive)
+		n := tally{typed: map[string]int{}}
+		compareWithCopy(t, db, file, e, []duckColumn{{"id", "INTEGER"}, {"txt", "VARCHAR"}, {"vc", "VARCHAR"}, {"arr", "VARCHAR"}}, want[e], &n)
+		if n.rows != 3 {
+			t.Fatalf("%s: %d rows compared", e, n.rows)
+		}
+		values += n.values
+		// --format copy: the bytes as stored, not UTF-8 (but for ASCII)
+		stored := run(t, "table", "--backup", base, "--relation", strings.ToLower(e)+".public.enc", "--target-name", "enc", archive)
+		if stored == strings.Join(want[e], "\n")+"\n" {
+			t.Errorf("%s: --format copy printed UTF-8, not the database's encoding", e)
+		}
+	}
+	t.Logf("%d encodings, %d values identical to the server's COPY with client_encoding UTF8", len(encs), values)
+}
