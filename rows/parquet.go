@@ -3,6 +3,7 @@ package rows
 import (
 	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/table"
+	"github.com/walscope/walscope/typeout"
 )
 
 // Parquet writes the changes of one relation as rows of a Parquet file
@@ -23,6 +24,7 @@ type Parquet struct {
 	// Schema is the file's schema (its table name the relation's).
 	Schema   *export.Schema
 	rel      *Relation
+	name     string // the relation's qualified name, in UTF-8
 	old, new []table.ParquetColumn
 	cols     []int
 	nulls    []bool   // all true: a missing image
@@ -54,6 +56,13 @@ func NewParquet(rel *Relation) *Parquet {
 		p.nulls = append(p.nulls, true)
 	}
 	p.none = make([][]byte, len(cols))
+	// the name as UTF-8 (Parquet strings are) from the database's encoding
+	p.name = rel.Name()
+	if db := rel.Catalog.Database(rel.Catalog.DatabaseOID); db != nil && db.Encoding != typeout.EncodingUTF8 {
+		if u, err := typeout.AppendUTF8(nil, []byte(p.name), db.Encoding); err == nil {
+			p.name = string(u)
+		}
+	}
 	return p
 }
 
@@ -64,7 +73,7 @@ func (p *Parquet) Append(dst export.Row, c *Change, text table.ValueText) (expor
 	dst = append(dst,
 		export.Value{U: uint64(c.LSN)},
 		export.Value{U: uint64(c.XID)},
-		export.Value{S: p.rel.Name()},
+		export.Value{S: p.name},
 		export.Value{S: string(c.Op)},
 		export.Value{U: b2u(c.Old != nil)},
 		export.Value{U: b2u(c.New != nil)})
