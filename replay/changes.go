@@ -2,7 +2,6 @@ package replay
 
 import (
 	"encoding/binary"
-	"sort"
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
@@ -84,7 +83,11 @@ const (
 	heapUpdateOp    = 0x20
 	heapTruncateOp  = 0x30
 	heapHotUpdateOp = 0x40
+	heapConfirmOp   = 0x50 // XLOG_HEAP_CONFIRM: a speculative insertion confirmed (xl_heap_confirm {offnum u16 @0})
 	heap2MultiOp    = 0x50
+	// XLH_INSERT_IS_SPECULATIVE (xl_heap_insert's flags): an INSERT ...
+	// ON CONFLICT's tuple, confirmed or super-deleted after
+	xlhInsertIsSpeculative = 1 << 2
 	// XLOG_HEAP_INIT_PAGE (heapam_xlog.h): the record initialises the page
 	heapInitPageFlag = 0x80
 	// XLH_DELETE_IS_SUPER: a speculative insertion (INSERT ... ON CONFLICT)
@@ -144,7 +147,16 @@ func (r *Replay) watchBefore(d *decode.Record) []pendingChange {
 				return nil
 			}
 			c := mk(ChangeInsert, b.Rel)
-			out = append(out, pendingChange{c: c, newBlock: b.Block, newOff: binary.LittleEndian.Uint16(m), wantNew: true})
+			off := binary.LittleEndian.Uint16(m)
+			if len(m) >= 3 && m[2]&xlhInsertIsSpeculative != 0 {
+				r.watchLog().spec[specKey{d.Header.XID, b.Rel, b.Block, off}] = c.seq
+			}
+			out = append(out, pendingChange{c: c, newBlock: b.Block, newOff: off, wantNew: true})
+		case heapConfirmOp:
+			if b := d.Block(0); b != nil && len(m) >= 2 && r.changes != nil {
+				delete(r.changes.spec, specKey{d.Header.XID, b.Rel, b.Block, binary.LittleEndian.Uint16(m)})
+			}
+			return nil
 		case heapDeleteOp:
 			b := d.Block(0)
 			if b == nil || len(m) < 8 || !r.holds(b.Rel) {
@@ -237,8 +249,8 @@ func (r *Replay) watchBefore(d *decode.Record) []pendingChange {
 }
 
 // watchAfter completes, after d was redone, the changes watchBefore began
-// with the new tuples, and keeps them until their transaction's fate is
-// known.
+// with the new tuples, and keeps them (changeLog) until their
+// transaction's fate is known.
 func (r *Replay) watchAfter(pend []pendingChange) {
 	for _, p := range pend {
 		c := p.c
@@ -254,11 +266,16 @@ func (r *Replay) watchAfter(pend []pendingChange) {
 			c.Old = r.tupleAt(c.Rel, c.OldBlock, c.OldOffset)
 			c.OldKnown, c.OldFromImage = c.Old != nil, c.Old != nil
 		}
-		if r.pending == nil {
-			r.pending = map[xlog.XID][]*Change{}
-		}
-		r.pending[c.XID] = append(r.pending[c.XID], c)
+		r.watchLog().add(c)
 	}
+}
+
+// watchLog is where the watched changes are kept.
+func (r *Replay) watchLog() *changeLog {
+	if r.changes == nil {
+		r.changes = newChangeLog(r.cfg.ChangeMemoryBytes, r.cfg.TempDir)
+	}
+	return r.changes
 }
 
 // watchTruncate follows a Storage TRUNCATE of the watched transaction: a
@@ -270,37 +287,31 @@ func (r *Replay) watchTruncate(d *decode.Record) {
 		return
 	}
 	rel, blocks, ok := rmgr.SmgrTruncate(d)
-	if !ok {
+	if !ok || r.changes == nil {
 		return
 	}
-	for xid, list := range r.pending {
-		kept := list[:0]
-		for _, c := range list {
-			gone := c.Rel == rel && (c.Op == ChangeInsert || c.Op == ChangeUpdate) && c.NewBlock >= blocks
-			if !gone {
-				kept = append(kept, c)
-			}
-		}
-		r.pending[xid] = kept
-	}
+	// the changes kept may be in the file: the truncation is applied when
+	// they are read back (ChangeList)
+	r.changes.truncs = append(r.changes.truncs, truncation{seq: r.watchSeq, rel: rel, blocks: blocks})
 }
 
-// forgetInsert drops a speculative insertion taken back (super-delete).
+// forgetInsert drops a speculative insertion taken back (super-delete):
+// noted, and left out when the changes are read back (ChangeList).
 func (r *Replay) forgetInsert(xid xlog.XID, rel decode.RelFileLocator, blk uint32, off uint16) {
-	list := r.pending[xid]
-	for i := len(list) - 1; i >= 0; i-- {
-		c := list[i]
-		if c.Op == ChangeInsert && c.Rel == rel && c.NewBlock == blk && c.NewOffset == off {
-			r.pending[xid] = append(list[:i:i], list[i+1:]...)
-			return
-		}
+	if r.changes == nil {
+		return
+	}
+	k := specKey{xid, rel, blk, off}
+	if seq, ok := r.changes.spec[k]; ok {
+		r.changes.killed[seq] = true
+		delete(r.changes.spec, k)
 	}
 }
 
 // watchEnd follows transaction ends: the watched transaction's end record
-// tells which subtransactions committed with it; any other end (another
-// transaction's, or the abort of one of the watched one's subtransactions)
-// drops the changes of the xids it ends.
+// tells which subtransactions committed with it; the changes of any other
+// xid (another transaction's, or one of the watched one's subtransactions
+// rolled back) are left out when the changes are read back (ChangeList).
 func (r *Replay) watchEnd(d *decode.Record) {
 	if r.cfg.WatchXID == 0 || d.Header.Rmid != xlog.RmgrTransaction {
 		return
@@ -314,11 +325,6 @@ func (r *Replay) watchEnd(d *decode.Record) {
 			r.watchedEnd = &e
 			r.watchedEndLSN = d.LSN
 		}
-		return
-	}
-	delete(r.pending, e.XID)
-	for _, s := range e.Subxacts {
-		delete(r.pending, s)
 	}
 }
 
@@ -400,20 +406,20 @@ func (r *Replay) WatchedEnd() (rmgr.XactEndInfo, xlog.LSN, bool) {
 // with it (its commit record's list); the changes of subtransactions that
 // were rolled back are not changes. Without the transaction's commit read,
 // none. The changes are handed over: the replay keeps them no longer, and a
-// second call returns none.
-func (r *Replay) Changes() []*Change {
-	e, _, ok := r.WatchedEnd()
-	if !ok || !e.Commit {
-		return nil
-	}
+// second call returns none. They are all in memory: WatchedChanges reads
+// them one at a time instead. An error reading them back (the file the
+// replay spilled them to) is returned.
+func (r *Replay) Changes() ([]*Change, error) {
 	var out []*Change
-	out = append(out, r.pending[r.cfg.WatchXID]...)
-	for _, s := range e.Subxacts {
-		out = append(out, r.pending[s]...)
+	for c, err := range r.WatchedChanges().All() {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
-	r.pending = nil
-	return out
+	err := r.changes.close()
+	r.changes = nil
+	return out, err
 }
 
 // ToastFiles returns the files the TOAST relations of every database have

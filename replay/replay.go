@@ -90,6 +90,9 @@ type Config struct {
 	// WatchXID, when set, has the replay keep the rows this transaction
 	// and its subtransactions change (Changes, WatchedEnd; changes.go).
 	WatchXID xlog.XID
+	// ChangeMemoryBytes bounds the watched changes held in memory (0: 16
+	// MiB); beyond, they go to a file of ours in TempDir (changelog.go).
+	ChangeMemoryBytes int64
 	// WatchSubxacts, when not nil, are WatchXID's subtransactions (its
 	// commit record's list, read beforehand): only these and WatchXID
 	// are watched, instead of every xid from WatchXID on until their end
@@ -155,7 +158,7 @@ type Replay struct {
 	scratch  []byte
 
 	// WatchXID's changes (changes.go)
-	pending       map[xlog.XID][]*Change
+	changes       *changeLog
 	watchSeq      int
 	watchedEnd    *rmgr.XactEndInfo
 	watchedEndLSN xlog.LSN
@@ -191,13 +194,20 @@ func Run(cfg Config) (*Replay, error) {
 	}
 	if err := r.run(); err != nil {
 		r.store.close()
+		r.changes.close()
 		return nil, err
 	}
 	return r, nil
 }
 
 // Close releases the pages (and removes the spill file).
-func (r *Replay) Close() error { return r.store.close() }
+func (r *Replay) Close() error {
+	err := r.store.close()
+	if cerr := r.changes.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Stop tells where the replay ended.
 func (r *Replay) Stop() Stop { return r.stop }

@@ -238,12 +238,13 @@ func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, erro
 // TRUNCATE undone by inserting the rows the table had just before it, a
 // DROP TABLE by creating the table (its columns and types as of just
 // before) and inserting them; a table the transaction created is dropped
-// (its rows with it), last. A change that could not be decoded makes
-// the script end in ROLLBACK, with the reason in a comment, and is
-// returned as the error after the script is written.
+// (its rows with it), last. The changes are read back one at a time
+// (Result.Backward) and written as they come. A change that could not be
+// decoded makes the script end in ROLLBACK, with the reason in a comment,
+// and is returned as the error after the script is written.
 func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	fmt.Fprintf(bw, "-- undo of transaction %d (committed at %s), rebuilt by walscope from the WAL\n-- %d changes, undone in reverse order\nBEGIN;\n%s", res.XID, res.CommitLSN, len(res.Changes), f.Settings)
+	fmt.Fprintf(bw, "-- undo of transaction %d (committed at %s), rebuilt by walscope from the WAL\n-- %d changes, undone in reverse order\nBEGIN;\n%s", res.XID, res.CommitLSN, res.Len(), f.Settings)
 	for _, s := range res.Skipped {
 		fmt.Fprintf(bw, "-- not undone: %s\n", s)
 	}
@@ -255,11 +256,51 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		}
 		fmt.Fprintf(bw, "-- MISSING: %s at %s of %s: %v\n", c.Op, c.LSN, c.Rel.Name(), err)
 	}
-	ch := res.Changes
-	for i := len(ch) - 1; i >= 0; i-- {
-		c := &ch[i]
+	// the rows of one TRUNCATE or DROP come last to first: gathered, and
+	// inserted back in their physical order
+	var group []*Change
+	flush := func() {
+		if len(group) == 0 {
+			return
+		}
+		c := group[0]
+		line = line[:0]
+		if c.Op == Drop {
+			line = fmt.Appendf(line, "-- %s was dropped at %s: created again with its columns (constraints, indexes, defaults and grants are not)\n", c.Rel.Name(), c.LSN)
+			line = append(line, c.Rel.Table.CreateTable(c.Rel.Name(), nil)...)
+		} else {
+			line = fmt.Appendf(line, "-- %s was truncated at %s: its %d rows inserted back\n", c.Rel.Name(), c.LSN, len(group))
+		}
+		var err error
+		for k := len(group) - 1; k >= 0 && err == nil; k-- {
+			if group[k].Err != nil {
+				bw.Write(line)
+				line = line[:0]
+				fail(group[k], group[k].Err)
+				continue
+			}
+			line, err = f.appendInsert(line, c.Rel, group[k].Old)
+		}
+		group = group[:0]
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		bw.Write(line)
+	}
+	for c, err := range res.Backward() {
+		if err != nil {
+			return err
+		}
+		if len(group) > 0 && (c.Op != group[0].Op || c.LSN != group[0].LSN || c.Rel != group[0].Rel) {
+			flush()
+		}
 		if c.Rel.Created {
 			continue // dropped below, rows and all
+		}
+		if c.Op == Truncate || c.Op == Drop {
+			group = append(group, c)
+			continue
 		}
 		if c.Err != nil {
 			fail(c, c.Err)
@@ -301,28 +342,6 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 					line = append(line, ";\n"...)
 				}
 			}
-		case Truncate, Drop:
-			// the rows of one TRUNCATE or DROP, in their physical order
-			j := i
-			for j > 0 && ch[j-1].Op == c.Op && ch[j-1].LSN == c.LSN && ch[j-1].Rel == c.Rel {
-				j--
-			}
-			if c.Op == Drop {
-				line = fmt.Appendf(line, "-- %s was dropped at %s: created again with its columns (constraints, indexes, defaults and grants are not)\n", c.Rel.Name(), c.LSN)
-				line = append(line, c.Rel.Table.CreateTable(c.Rel.Name(), nil)...)
-			} else {
-				line = fmt.Appendf(line, "-- %s was truncated at %s: its %d rows inserted back\n", c.Rel.Name(), c.LSN, i-j+1)
-			}
-			for k := j; k <= i && err == nil; k++ {
-				if ch[k].Err != nil {
-					bw.Write(line)
-					line = line[:0]
-					fail(&ch[k], ch[k].Err)
-					continue
-				}
-				line, err = f.appendInsert(line, c.Rel, ch[k].Old)
-			}
-			i = j
 		}
 		if err != nil {
 			fail(c, err)
@@ -330,6 +349,7 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		}
 		bw.Write(line)
 	}
+	flush()
 	for i := len(res.Created) - 1; i >= 0; i-- {
 		name := res.Created[i]
 		kind := "TABLE "

@@ -27,6 +27,7 @@ package rows
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"sort"
 
 	"github.com/walscope/walscope/catalog"
@@ -73,9 +74,14 @@ type Config struct {
 	// replay.Resolve takes it, as of just before the commit).
 	Relation string
 	// Database resolves Relation in this database only (0: any).
-	Database    uint32
-	MemoryBytes int64
-	TempDir     string
+	Database uint32
+	// MemoryBytes bounds the pages the replay holds in memory (0: 256
+	// MiB), ChangeMemoryBytes the transaction's changes it keeps (0: 16
+	// MiB); beyond, both go to files of ours in TempDir ("": the
+	// system's).
+	MemoryBytes       int64
+	ChangeMemoryBytes int64
+	TempDir           string
 	// HoldAll has the replay hold every page the WAL changes, instead of
 	// first reading the WAL once for the files the transaction needs.
 	HoldAll bool
@@ -149,7 +155,10 @@ type Result struct {
 	XID       xlog.XID
 	CommitLSN xlog.LSN
 	Subxacts  []xlog.XID // the subtransactions that committed with it
-	Changes   []Change
+	// Changes are the changes, all in memory, as Changes (and a read
+	// without a backup) gives them; nil from Open, whose changes are
+	// read one at a time (All, Backward).
+	Changes []Change
 	// Relations are the relations changed, in the order of their first
 	// change.
 	Relations []*Relation
@@ -171,10 +180,92 @@ type Result struct {
 	CatalogFromWAL bool
 
 	r *replay.Replay
+	// from Open: the replay's changes, read back and decoded by b as All
+	// and Backward yield them; total is how many they yield
+	list  *replay.ChangeList
+	b     *builder
+	total int
 }
 
-// Close releases the replay's pages.
+// Close releases the replay's pages and the changes it kept.
 func (res *Result) Close() error { return res.r.Close() }
+
+// Len is how many changes All yields.
+func (res *Result) Len() int {
+	if res.b == nil {
+		return len(res.Changes)
+	}
+	return res.total
+}
+
+// All yields the changes in WAL order (the rows of a TRUNCATE or DROP in
+// their physical order, at the change of pg_class that made it), decoded
+// one at a time: each is the caller's, and none is kept. An error is one
+// reading the changes back (a change that cannot be decoded is a Change
+// with Err); it ends the sequence.
+func (res *Result) All() iter.Seq2[*Change, error] { return res.read(false) }
+
+// Backward yields the changes of All in reverse order (what the undo
+// script undoes first comes first).
+func (res *Result) Backward() iter.Seq2[*Change, error] { return res.read(true) }
+
+func (res *Result) read(backward bool) iter.Seq2[*Change, error] {
+	return func(yield func(*Change, error) bool) {
+		if res.b == nil {
+			for i := range res.Changes {
+				j := i
+				if backward {
+					j = len(res.Changes) - 1 - i
+				}
+				if !yield(&res.Changes[j], nil) {
+					return
+				}
+			}
+			return
+		}
+		b := res.b
+		seq, idx, step := res.list.All(), -1, 1
+		if backward {
+			seq, idx, step = res.list.Backward(), b.count, -1
+		}
+		group := func(i int) bool {
+			g := b.groups[i]
+			for n := range g {
+				k := n
+				if backward {
+					k = len(g) - 1 - n
+				}
+				if !yield(&g[k], nil) {
+					return false
+				}
+			}
+			return true
+		}
+		for c, err := range seq {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			idx += step
+			if backward && !group(idx) {
+				return
+			}
+			if k, ok := b.rowKey(c); ok && b.wanted(k) {
+				ch, err := b.rowChange(c, k)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if !yield(ch, nil) {
+					return
+				}
+			}
+			if !backward && !group(idx) {
+				return
+			}
+		}
+	}
+}
 
 // Replay is the replay the changes were read from (stopped just before the
 // transaction's commit).
@@ -188,8 +279,33 @@ const firstNormalObjectID = 16384
 const pgClassOID = 1259
 
 // Changes replays the WAL to just before cfg.XID's commit and returns the
-// rows it changed.
+// rows it changed, all in memory (Result.Changes). Open gives the same one
+// at a time, in bounded memory whatever the transaction's size.
 func Changes(cfg Config) (*Result, error) {
+	res, err := Open(cfg)
+	if err != nil || res.b == nil {
+		return res, err
+	}
+	res.Changes = make([]Change, 0, res.total)
+	for c, err := range res.All() {
+		if err != nil {
+			res.Close()
+			return nil, err
+		}
+		res.Changes = append(res.Changes, *c)
+	}
+	res.b, res.list = nil, nil
+	return res, nil
+}
+
+// Open replays the WAL to just before cfg.XID's commit and returns the
+// transaction's relations, and its changes to be read one at a time
+// (Result.All, Result.Backward): the replay keeps them in a file beyond
+// cfg.ChangeMemoryBytes, and they are decoded as they are read. The rows
+// of a table the transaction truncated or dropped are still held in
+// memory. Without a backup, the changes are all in memory (Result.Changes)
+// as Changes gives them.
+func Open(cfg Config) (*Result, error) {
 	if cfg.XID < 3 {
 		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, replay.ErrTarget)
 	}
@@ -197,7 +313,7 @@ func Changes(cfg Config) (*Result, error) {
 		return walOnly(cfg)
 	}
 	rc := replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
-		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
+		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, ChangeMemoryBytes: cfg.ChangeMemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
 	if !cfg.HoldAll {
 		hold, subxacts, ok, err := prescan(cfg)
 		if err != nil {
@@ -229,7 +345,8 @@ func Changes(cfg Config) (*Result, error) {
 		}
 		b.only = &relKey{rel.Database.OID, rel.Class.OID}
 	}
-	if err := b.build(r.Changes()); err != nil {
+	res.list, res.b = r.WatchedChanges(), b
+	if err := b.build(res.list); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -267,11 +384,11 @@ type dbState struct {
 	// visible), read for the relations it created (created)
 	after   *catalog.Catalog
 	created map[uint32]bool
-	files  map[decode.RelFileLocator]uint32 // file -> relation oid
-	class  decode.RelFileLocator            // pg_class's file
-	attr   decode.RelFileLocator            // pg_attribute's file
-	toast  *tuple.ToastStore
-	loaded map[uint32]bool // TOAST relations whose visible chunks are in toast
+	files   map[decode.RelFileLocator]uint32 // file -> relation oid
+	class   decode.RelFileLocator            // pg_class's file
+	attr    decode.RelFileLocator            // pg_attribute's file
+	toast   *tuple.ToastStore
+	loaded  map[uint32]bool // TOAST relations whose visible chunks are in toast
 }
 
 type builder struct {
@@ -289,6 +406,10 @@ type builder struct {
 	events map[xlog.LSN][]event
 	// relations rewritten by an ALTER TABLE of the transaction: not read
 	unread map[relKey]bool
+	// the rows of the TRUNCATEs and DROPs, given after the change of
+	// their index among the changes read back (count of them)
+	groups map[int][]Change
+	count  int
 }
 
 type ctid struct {
@@ -331,14 +452,20 @@ func (b *builder) db(oid uint32) (*dbState, error) {
 	return s, nil
 }
 
-// build turns the replay's changes into rows.
-func (b *builder) build(changes []*replay.Change) error {
+// build reads the replay's changes (three times, none kept): the
+// catalog's story, the TOAST chunks the transaction wrote, then the
+// relations changed and the rows of TRUNCATEs and DROPs; All decodes the
+// others as it reads them a fourth time.
+func (b *builder) build(changes *replay.ChangeList) error {
 	// first the catalog's story: files switched (TRUNCATE, or a rewrite),
 	// tables dropped or made by the transaction
 	b.events = map[xlog.LSN][]event{}
 	altered := map[relKey]bool{}
 	var alteredOrder []relKey
-	for _, c := range changes {
+	for c, err := range changes.All() {
+		if err != nil {
+			return err
+		}
 		if c.Op == replay.ChangeTruncate {
 			continue // the pg_class update of the same TRUNCATE says which file replaced which
 		}
@@ -428,7 +555,10 @@ func (b *builder) build(changes []*replay.Change) error {
 		}
 	}
 	// the chunks of TOAST values the transaction inserted
-	for _, c := range changes {
+	for c, err := range changes.All() {
+		if err != nil {
+			return err
+		}
 		if c.Op != replay.ChangeInsert || c.New == nil {
 			continue
 		}
@@ -450,30 +580,63 @@ func (b *builder) build(changes []*replay.Change) error {
 			}
 		}
 	}
-	for _, c := range changes {
-		if c.Op == replay.ChangeTruncate {
-			continue
+	// the relations changed, in the order of their first change; the
+	// rows of the relations a TRUNCATE or DROP empties followed, and
+	// those it empties kept
+	b.groups = map[int][]Change{}
+	idx := -1
+	for c, err := range changes.All() {
+		if err != nil {
+			return err
 		}
-		s := b.cats[c.Rel.DBOID]
-		if s == nil {
-			continue
-		}
-		oid, ok := s.files[c.Rel]
-		if ok && oid >= firstNormalObjectID && !b.unread[relKey{c.Rel.DBOID, oid}] {
-			if cls := s.classOf(oid); cls != nil && (cls.Kind == 'r' || cls.Kind == 'm' || cls.Kind == 'p') {
-				if err := b.rowChange(c, relKey{c.Rel.DBOID, oid}); err != nil {
-					return err
-				}
-			}
-		}
-		for _, e := range b.events[c.LSN] {
-			if err := b.emptied(c.LSN, c.XID, e); err != nil {
+		idx++
+		if k, ok := b.rowKey(c); ok {
+			rel, err := b.relation(k)
+			if err != nil {
 				return err
 			}
+			if b.wanted(k) {
+				b.note(rel)
+				b.res.total++
+			}
+			b.followLive(c, k, rel)
+		}
+		if c.Op == replay.ChangeTruncate || b.cats[c.Rel.DBOID] == nil {
+			continue
+		}
+		for _, e := range b.events[c.LSN] {
+			g, err := b.emptied(c.LSN, c.XID, e)
+			if err != nil {
+				return err
+			}
+			b.groups[idx] = append(b.groups[idx], g...)
+			b.res.total += len(g)
 		}
 		delete(b.events, c.LSN)
 	}
+	b.count = idx + 1
 	return nil
+}
+
+// rowKey says whether a change is one of a table's rows (not a catalog's,
+// not a TOAST chunk, not a table the transaction rewrote), and which.
+func (b *builder) rowKey(c *replay.Change) (relKey, bool) {
+	if c.Op == replay.ChangeTruncate {
+		return relKey{}, false
+	}
+	s := b.cats[c.Rel.DBOID]
+	if s == nil {
+		return relKey{}, false
+	}
+	oid, ok := s.files[c.Rel]
+	k := relKey{c.Rel.DBOID, oid}
+	if !ok || oid < firstNormalObjectID || b.unread[k] {
+		return relKey{}, false
+	}
+	if cls := s.classOf(oid); cls != nil && (cls.Kind == 'r' || cls.Kind == 'm' || cls.Kind == 'p') {
+		return k, true
+	}
+	return relKey{}, false
 }
 
 var errStop = errors.New("stop")
@@ -713,13 +876,30 @@ func (b *builder) note(rel *Relation) {
 	b.res.Relations = append(b.res.Relations, rel)
 }
 
-// rowChange adds one row change of relation k.
-func (b *builder) rowChange(c *replay.Change, k relKey) error {
+// followLive follows a change of a relation a TRUNCATE or DROP empties
+// (loadLive): its rows as of just before.
+func (b *builder) followLive(c *replay.Change, k relKey, rel *Relation) {
+	live := b.live[k]
+	if live == nil {
+		return
+	}
+	if c.Op != replay.ChangeInsert {
+		delete(live, ctid{c.OldBlock, c.OldOffset})
+	}
+	if c.Op != replay.ChangeDelete && c.New != nil {
+		if row, err := b.decodeRow(rel, c.New, c.NewBlock, c.NewOffset); err == nil {
+			live[ctid{c.NewBlock, c.NewOffset}] = row
+		}
+	}
+}
+
+// rowChange decodes one row change of relation k.
+func (b *builder) rowChange(c *replay.Change, k relKey) (*Change, error) {
 	rel, err := b.relation(k)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := Change{LSN: c.LSN, XID: c.XID, Rel: rel}
+	out := &Change{LSN: c.LSN, XID: c.XID, Rel: rel}
 	switch c.Op {
 	case replay.ChangeInsert:
 		out.Op = Insert
@@ -744,20 +924,7 @@ func (b *builder) rowChange(c *replay.Change, k relKey) error {
 	} else if c.Op != replay.ChangeDelete {
 		out.Err = fmt.Errorf("the new tuple (%d,%d) is not on the page after the record", c.NewBlock, c.NewOffset)
 	}
-	if live := b.live[k]; live != nil {
-		if c.Op != replay.ChangeInsert {
-			delete(live, ctid{c.OldBlock, c.OldOffset})
-		}
-		if c.Op != replay.ChangeDelete && out.New != nil {
-			live[ctid{c.NewBlock, c.NewOffset}] = out.New
-		}
-	}
-	if !b.wanted(k) {
-		return nil
-	}
-	b.note(rel)
-	b.res.Changes = append(b.res.Changes, out)
-	return nil
+	return out, nil
 }
 
 // loadLive reads a relation's visible rows as of before the transaction.
@@ -785,13 +952,13 @@ func (b *builder) loadLive(k relKey) error {
 	return nil
 }
 
-// emptied adds the rows a TRUNCATE or DROP removed: every row as of just
-// before it, in physical order.
-func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) error {
+// emptied gives the rows a TRUNCATE or DROP removed: every row as of just
+// before it, in physical order (none if the relation is not wanted).
+func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) ([]Change, error) {
 	live := b.live[e.rel]
 	rel, err := b.relation(e.rel)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	keys := make([]ctid, 0, len(live))
 	for k := range live {
@@ -803,12 +970,14 @@ func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) error {
 		}
 		return keys[i].off < keys[j].off
 	})
+	var out []Change
 	if b.wanted(e.rel) {
 		b.note(rel)
+		out = make([]Change, 0, len(keys))
 		for _, k := range keys {
-			b.res.Changes = append(b.res.Changes, Change{LSN: lsn, XID: xid, Op: e.op, Rel: rel, Old: live[k]})
+			out = append(out, Change{LSN: lsn, XID: xid, Op: e.op, Rel: rel, Old: live[k]})
 		}
 	}
 	b.live[e.rel] = map[ctid]*Row{}
-	return nil
+	return out, nil
 }

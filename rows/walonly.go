@@ -82,7 +82,11 @@ func walOnly(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	changes := r.Changes()
+	changes, err := r.Changes()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
 	fromWAL := false
 	if cfg.Catalog == nil {
 		// the catalog from the catalog pages the WAL read shows

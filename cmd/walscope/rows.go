@@ -141,7 +141,9 @@ func rowsAction(c *cli.Command) error {
 		return readerSetupError(err)
 	}
 	cfg.WAL = src
-	res, err := rows.Changes(cfg)
+	// the changes are read one at a time as they are written (Open, not
+	// Changes): memory does not grow with the transaction's size
+	res, err := rows.Open(cfg)
 	if errors.Is(err, rows.ErrNoCatalog) {
 		return &exitError{code: exitUsage, noHint: true, msg: err.Error() + ": give --backup PATH, or --catalog FILE made by: walscope rows --catalog-query | psql -XAtq -d DB -o FILE"}
 	}
@@ -219,13 +221,14 @@ func rowsAction(c *cli.Command) error {
 			}
 			return bw.Flush()
 		}
-		for i := range res.Changes {
-			ch := &res.Changes[i]
+		for ch, err := range res.All() {
+			if err != nil {
+				return err
+			}
 			if ch.Err != nil {
 				bad = append(bad, fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
 				continue
 			}
-			var err error
 			line = line[:0]
 			if outFormat == "jsonl" {
 				if line, err = f.AppendJSON(line, ch); err == nil {
@@ -291,13 +294,14 @@ func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *[]
 	meta := map[string]string{"walscope.relation": res.Relations[0].Name(), "walscope.xid": fmt.Sprint(res.XID)}
 	return writeParquet(c, p.Schema, meta, bad, func(w export.RowWriter) error {
 		var r export.Row
-		for i := range res.Changes {
-			ch := &res.Changes[i]
+		for ch, err := range res.All() {
+			if err != nil {
+				return err
+			}
 			if ch.Err != nil {
 				*bad = append(*bad, fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
 				continue
 			}
-			var err error
 			if r, err = p.Append(r[:0], ch, text); err != nil {
 				return err
 			}
