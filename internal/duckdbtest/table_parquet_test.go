@@ -442,19 +442,7 @@ func TestTableParquetAgainstRecovery(t *testing.T) {
 // the change's old row.
 func TestRowsParquetAgainstJSONL(t *testing.T) {
 	fx, src := fixtureDir(t, "rows", "archive.tar.zst")
-	raw, err := os.ReadFile(filepath.Join(src, "facts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var facts []struct {
-		Name         string   `json:"name"`
-		XID          uint32   `json:"xid"`
-		RestorePoint string   `json:"restore_point"`
-		Tables       []string `json:"tables"`
-	}
-	if err := json.Unmarshal(raw, &facts); err != nil {
-		t.Fatal(err)
-	}
+	facts := rowsFacts(t, src)
 	base := filepath.Join(src, "base.tar.gz")
 	db := openDB(t)
 	out := t.TempDir()
@@ -609,18 +597,7 @@ func jsonText(t *testing.T, raw json.RawMessage) string {
 // DuckDB, is the server's own `COPY edges TO STDOUT` value for value, each
 // column of the type the mapping promises.
 func TestTableParquetEdges(t *testing.T) {
-	server, client := pgtest.Need(t, 15)
-	work := pgtest.WorkDir(t, "walscope-parquet-edges-", "WALSCOPE_KEEP")
-	archive := filepath.Join(work, "archive")
-	if err := os.Mkdir(archive, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pgtest.ChownPG(t, archive)
-	s := pgtest.New(t, work, "primary", 15, server, client)
-	s.InitDB(t, "", fmt.Sprintf("wal_level = replica\narchive_mode = on\narchive_command = 'cp %%p %s/%%f'\ntimezone = 'Asia/Kolkata'\n", archive))
-	s.Start(t)
-	base := filepath.Join(work, "base")
-	s.BaseBackup(t, base)
+	s, archive, base := archivingServer(t, "edges", "timezone = 'Asia/Kolkata'\n")
 	s.Query(t, `create domain dec51 as numeric(5,1);
 create table edges (id int, n102 numeric(10,2), n405 numeric(40,5), nneg numeric(3,-2), nsmall numeric(2,4), n38 numeric(38,0),
   dm dec51, ts timestamp, tstz timestamptz, d date, t time, i2 int2, o oid, f4 real, f8 double precision, by bytea, txt text);
@@ -668,18 +645,7 @@ insert into edges values
 // `--format copy` gives the stored bytes, as COPY does for a client in the
 // database's encoding.
 func TestTableParquetEncodings(t *testing.T) {
-	server, client := pgtest.Need(t, 15)
-	work := pgtest.WorkDir(t, "walscope-parquet-enc-", "WALSCOPE_KEEP")
-	archive := filepath.Join(work, "archive")
-	if err := os.Mkdir(archive, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pgtest.ChownPG(t, archive)
-	s := pgtest.New(t, work, "primary", 15, server, client)
-	s.InitDB(t, "", fmt.Sprintf("wal_level = replica\narchive_mode = on\narchive_command = 'cp %%p %s/%%f'\n", archive))
-	s.Start(t)
-	base := filepath.Join(work, "base")
-	s.BaseBackup(t, base)
+	s, archive, base := archivingServer(t, "enc", "")
 	texts := map[string]string{ // characters each encoding has
 		"LATIN1":     "'café', 'Ærøskøbing ½ §', 'naïve «quoted»'",
 		"WIN1252":    "'€ “curly” — dash', 'Œuvre ™', 'plain'",
@@ -719,4 +685,45 @@ func TestTableParquetEncodings(t *testing.T) {
 		}
 	}
 	t.Logf("%d encodings, %d values identical to the server's COPY with client_encoding UTF8", len(encs), values)
+}
+
+// archivingServer starts a real PostgreSQL 15 archiving its WAL to
+// archive, with conf added, and takes a base backup of it (base).
+func archivingServer(t *testing.T, name, conf string) (s *pgtest.Server, archive, base string) {
+	t.Helper()
+	server, client := pgtest.Need(t, 15)
+	work := pgtest.WorkDir(t, "walscope-parquet-"+name+"-", "WALSCOPE_KEEP")
+	archive = filepath.Join(work, "archive")
+	if err := os.Mkdir(archive, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.ChownPG(t, archive)
+	s = pgtest.New(t, work, "primary", 15, server, client)
+	s.InitDB(t, "", fmt.Sprintf("wal_level = replica\narchive_mode = on\narchive_command = 'cp %%p %s/%%f'\n%s", archive, conf))
+	s.Start(t)
+	base = filepath.Join(work, "base")
+	s.BaseBackup(t, base)
+	return s, archive, base
+}
+
+// rowsFact is one incident of fixtures/rows (its facts.json).
+type rowsFact struct {
+	Name         string   `json:"name"`
+	XID          uint32   `json:"xid"`
+	RestorePoint string   `json:"restore_point"`
+	Tables       []string `json:"tables"`
+}
+
+// rowsFacts reads fixtures/rows' facts.json from its unpacked directory.
+func rowsFacts(t *testing.T, src string) []rowsFact {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(src, "facts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts []rowsFact
+	if err := json.Unmarshal(raw, &facts); err != nil {
+		t.Fatal(err)
+	}
+	return facts
 }

@@ -49,19 +49,7 @@ func TestTableParquetThreeReaders(t *testing.T) {
 		}
 	}
 	rfx, rsrc := fixtureDir(t, "rows", "archive.tar.zst")
-	raw, err := os.ReadFile(filepath.Join(rsrc, "facts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var facts []struct {
-		Name   string   `json:"name"`
-		XID    uint32   `json:"xid"`
-		Tables []string `json:"tables"`
-	}
-	if err := json.Unmarshal(raw, &facts); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range facts {
+	for _, f := range rowsFacts(t, rsrc) {
 		for _, tab := range f.Tables {
 			file := filepath.Join(out, "rows-"+f.Name+"-"+tab+".parquet")
 			run(t, "rows", "--backup", filepath.Join(rsrc, "base.tar.gz"), "--xid", fmt.Sprint(f.XID), "--relation", tab, "--format", "parquet", "--out", file, filepath.Join(rfx, "archive"))
