@@ -238,9 +238,21 @@ func (e *Exporter) BatchSummary() Batch {
 		bt := BatchTable{Files: []MarkerFile{}}
 		rel := filepath.ToSlash(e.datasetRel(t))
 		for _, f := range e.staged.byTable[t] {
-			bt.Files = append(bt.Files, MarkerFile{Path: rel + "/" + f.Path, Rows: f.Rows})
+			mf := MarkerFile{Path: rel + "/" + f.Path, Rows: f.Rows}
+			// (published: in its final directory)
+			if st, err := os.Stat(filepath.Join(e.finalDir(t), filepath.FromSlash(f.Path))); err == nil {
+				mf.Bytes = st.Size()
+			}
+			bt.Files = append(bt.Files, mf)
 			bt.Rows += f.Rows
 			if d, ok := strings.CutPrefix(strings.SplitN(f.Path, "/", 2)[0], "day="); ok {
+				days[d] = true
+			}
+		}
+		for _, f := range e.carried[t] {
+			bt.Files = append(bt.Files, f)
+			bt.Rows += f.Rows
+			if d, ok := strings.CutPrefix(path.Base(path.Dir(f.Path)), "day="); ok {
 				days[d] = true
 			}
 		}
@@ -259,6 +271,9 @@ func (e *Exporter) BatchSummary() Batch {
 		b.LastCycle = carryOf(e.cfg.Cycles[n-1])
 	}
 	b.RecentCheckpoints = recentCheckpoints(e.cfg.Earlier, e.cfg.Cycles)
+	if e.cfg.Merge != nil {
+		b.Supersedes = e.cfg.Merge.Batches
+	}
 	b.Names, b.Databases = e.learntNames()
 	b.Growth, _ = json.Marshal(e.growthSummary())
 	return b

@@ -65,9 +65,12 @@ type Marker struct {
 }
 
 // MarkerFile is one file of a dataset, relative to the dataset directory.
+// Bytes, its size, is given in batch manifests (merge.go decides by it
+// which batches are small); 0 in those of a walscope before merging.
 type MarkerFile struct {
-	Path string `json:"path"`
-	Rows int64  `json:"rows"`
+	Path  string `json:"path"`
+	Rows  int64  `json:"rows"`
+	Bytes int64  `json:"bytes,omitempty"`
 }
 
 // stagedFiles collects the completed files of each table, from the

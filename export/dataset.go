@@ -76,6 +76,10 @@ type Config struct {
 	// FileRows bounds the rows of one file (0: a span's rows, however
 	// many): a file that reaches it is completed and another begun.
 	FileRows int64
+	// Merge, for a PartitionBatch export, is what the batch takes over
+	// from the small batches before it (merge.go): their files, merged
+	// with the batch's own per table and day before publishing. Nil: none.
+	Merge *MergeInput
 	// Hook, if set, is called at each step of publishing ("staged",
 	// "published <table>", ...): tests stop an export there. An error it
 	// returns fails the export at that step.
@@ -119,6 +123,9 @@ type Exporter struct {
 	stage     string
 	stageLock *os.File
 	staged    stagedFiles
+	// carried are the files of superseded batches this batch lists where
+	// they are (merge.go), by table, relative to the dataset's root
+	carried map[string][]MarkerFile
 	// days places rows in day=… partitions (PartitionBatch), and tl
 	// keeps the LSN range read on each timeline (batch.go).
 	days dayTrack
@@ -727,7 +734,10 @@ func (e *Exporter) Finish(facts []archive.FileFact, end xlog.LSN) (err error) {
 		}
 		// Every file complete: the datasets are published (or none is).
 		if e.cfg.PartitionBy == PartitionBatch {
-			if err = e.placePending(); err != nil {
+			if err = e.placePending(); err == nil {
+				err = e.mergeStaged()
+			}
+			if err != nil {
 				e.Abort()
 				return
 			}

@@ -82,6 +82,12 @@ type Batch struct {
 	Databases []DatabaseName `json:"databases,omitempty"`
 	// Tables are the files written, relative to the dataset's root.
 	Tables map[string]BatchTable `json:"tables"`
+	// Supersedes are the earlier batches whose files this batch's files
+	// replace: a batch that merged small batches (merge.go) holds their
+	// rows in its own files, and a reader reads the files of the batches
+	// no later batch supersedes. The superseded batches' manifests stay:
+	// what they read (LSN ranges, segments, growth, names) is theirs.
+	Supersedes []int `json:"supersedes,omitempty"`
 	// Growth is the batch's growth aggregate (growth.go: Growth, read by
 	// ParseGrowth), absent from the manifests of a walscope before growth
 	// version 1. Kept raw: appending a batch reads every manifest and has
@@ -125,6 +131,9 @@ func BatchDir(table string, id int) string { return fmt.Sprintf("%s/batch=%d", t
 type Manifest struct {
 	Batches  []Batch
 	segments map[string]SegmentEntry
+	// supersededBy is, of each superseded batch, the batch that
+	// supersedes it.
+	supersededBy map[int]int
 }
 
 // ReadManifest reads the manifest of the dataset fsys holds (its root): nil
@@ -138,7 +147,7 @@ func ReadManifest(fsys fs.FS) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifest{segments: map[string]SegmentEntry{}}
+	m := &Manifest{segments: map[string]SegmentEntry{}, supersededBy: map[int]int{}}
 	var names []string
 	for _, ent := range ents {
 		name := ent.Name()
@@ -179,6 +188,13 @@ func ReadManifest(fsys fs.FS) (*Manifest, error) {
 		}
 		for _, s := range m.Batches[i].Segments {
 			m.segments[s.Name] = s
+		}
+		for _, old := range m.Batches[i].Supersedes {
+			// Once: the rows of a batch are in one live batch's files.
+			if by, ok := m.supersededBy[old]; ok {
+				return nil, fmt.Errorf("%s: %w: batch %d is superseded by batches %d and %d", ManifestDir, ErrManifest, old, by, i+1)
+			}
+			m.supersededBy[old] = i + 1
 		}
 	}
 	return m, nil
@@ -240,16 +256,34 @@ func ParseBatch(b []byte) (*Batch, error) {
 			return nil, fmt.Errorf("batch %d: recent_checkpoints: %w", batch.ID, err)
 		}
 	}
+	for i, old := range batch.Supersedes {
+		if old < 1 || old >= batch.ID || i > 0 && old <= batch.Supersedes[i-1] {
+			return nil, fmt.Errorf("%w: batch %d supersedes %v: earlier batches, in order, each once", ErrManifest, batch.ID, batch.Supersedes)
+		}
+	}
 	for t, bt := range batch.Tables {
 		for _, f := range bt.Files {
-			// Inside the batch's own directory: a reader joins them to
-			// the dataset's root.
-			if !strings.HasPrefix(f.Path, BatchDir(t, batch.ID)+"/") || strings.Contains(f.Path, "..") {
-				return nil, fmt.Errorf("%w: batch %d: file %q is not in %s", ErrManifest, batch.ID, f.Path, BatchDir(t, batch.ID))
+			// Inside the batch's own directory, or an earlier batch's
+			// (a file a merge carried over, merge.go): a reader joins
+			// them to the dataset's root.
+			if !inBatchDir(f.Path, t, batch.ID) || strings.Contains(f.Path, "..") {
+				return nil, fmt.Errorf("%w: batch %d: file %q is not in %s or an earlier batch's directory", ErrManifest, batch.ID, f.Path, BatchDir(t, batch.ID))
 			}
 		}
 	}
 	return &batch, nil
+}
+
+// inBatchDir reports whether p is below the batch=N/ directory of table
+// of a batch N from 1 to id.
+func inBatchDir(p, table string, id int) bool {
+	rest, ok := strings.CutPrefix(p, table+"/batch=")
+	if !ok {
+		return false
+	}
+	num, _, ok := strings.Cut(rest, "/")
+	n, err := strconv.Atoi(num)
+	return ok && err == nil && n >= 1 && n <= id && num == strconv.Itoa(n)
 }
 
 // Last returns the last batch (nil for an empty manifest).
@@ -286,14 +320,28 @@ func (m *Manifest) Segments() int {
 	return len(m.segments)
 }
 
-// Files returns the files of table in every batch, relative to the
-// dataset's root: what a reader must read, and nothing else.
+// Superseded reports whether a later batch supersedes batch id (its files
+// are no longer read), and which.
+func (m *Manifest) Superseded(id int) (by int, ok bool) {
+	if m == nil {
+		return 0, false
+	}
+	by, ok = m.supersededBy[id]
+	return by, ok
+}
+
+// Files returns the files of table in every batch no later batch
+// supersedes, relative to the dataset's root: what a reader must read, and
+// nothing else.
 func (m *Manifest) Files(table string) []string {
 	if m == nil {
 		return nil
 	}
 	var out []string
 	for _, b := range m.Batches {
+		if _, gone := m.supersededBy[b.ID]; gone {
+			continue
+		}
 		for _, f := range b.Tables[table].Files {
 			out = append(out, f.Path)
 		}

@@ -54,6 +54,10 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		return usageErr("invalid value \"%d\" for option --file-rows", n)
 	}
 	cfg.PartitionBy, cfg.FileRows = export.PartitionBatch, int64(c.Int("file-rows"))
+	below, err := mergeBelow(c)
+	if err != nil {
+		return err
+	}
 	store := objstore.IsURL(target)
 
 	// The dataset's manifest, and its lock: one append at a time (locally
@@ -112,6 +116,11 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		}
 	}
 	last := m.Last()
+	if last != nil {
+		// A run killed after committing a merge leaves the merged batches'
+		// files: removed now.
+		removeSupersededOrSay(stderr, target, tree, root, m, last.Supersedes, last)
+	}
 
 	in, err := resolveInput(c)
 	if err != nil {
@@ -169,6 +178,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	}
 	cfg.Batch = m.NextID()
 	cfg.Carried = m.Names()
+	planMerge(below, m, &cfg, dsFS)
 	// A batch directory of this number is a killed run's, never committed:
 	// replaced.
 	cfg.Overwrite = true
@@ -250,10 +260,16 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	} else if err := export.WriteBatch(target, &b); err != nil {
 		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
 	}
+	if appendHook != nil {
+		if err := appendHook("committed"); err != nil {
+			return err
+		}
+	}
+	removeSupersededOrSay(stderr, target, tree, root, m, b.Supersedes, &b)
 	if !c.Bool("quiet") {
 		rows := b.Tables[export.TableRecords].Rows
-		fmt.Fprintf(stderr, "walscope: %s: batch %d: %s to %s, %d segments, %d records, days %s\n",
-			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","))
+		fmt.Fprintf(stderr, "walscope: %s: batch %d: %s to %s, %d segments, %d records, days %s%s\n",
+			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","), mergedNote(b.Supersedes))
 	}
 	return nil
 }
