@@ -71,3 +71,65 @@ func ExampleChanges() {
 	//   insert 1
 	// public.hist: 3 columns, key ""
 }
+
+// The same transaction read with Open: its changes are not held in
+// memory but read back one at a time, here last to first, as the undo
+// script undoes them (a budget of 1 MiB for the changes the replay keeps
+// in memory; beyond, they go to a file of ours in TempDir).
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "rows-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	fixture := filepath.Join("..", "fixtures", "rows")
+	if err := testwal.UntarZstd(filepath.Join(fixture, "archive.tar.zst"), dir); err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, err := backup.Open(filepath.Join(fixture, "base.tar.gz"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
+	wal, err := archive.Open(filepath.Join(dir, "archive"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := rows.Open(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: 804,
+		ChangeMemoryBytes: 1 << 20, TempDir: dir})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer res.Close()
+	fmt.Printf("transaction %d: %d changes, last first:\n", res.XID, res.Len())
+	var last rows.Op
+	n := 0
+	flush := func() {
+		if n > 0 {
+			fmt.Printf("  %s %d\n", last, n)
+		}
+	}
+	for c, err := range res.Backward() {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if c.Op != last {
+			flush()
+			last, n = c.Op, 0
+		}
+		n++
+	}
+	flush()
+	// Output:
+	// transaction 804: 152 changes, last first:
+	//   insert 1
+	//   truncate 145
+	//   update 1
+	//   delete 5
+}

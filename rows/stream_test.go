@@ -2,13 +2,21 @@ package rows_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 
+	"github.com/walscope/walscope/backup"
+	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rows"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
 )
 
 // changeText is one change as the comparisons below see it: all of it.
@@ -106,4 +114,113 @@ func TestOpenSpilled(t *testing.T) {
 		res.Close()
 	}
 	t.Logf("%d changes of %d transactions identical read back from the file (%d bytes spilled), forward, backward, as undo script and JSON", compared, len(facts), spilled)
+}
+
+// TestLargeDeleteBoundedMemory: a real PostgreSQL 15 transaction deletes
+// 150,000 rows of a narrow table (beside a concurrent session's inserts and
+// its own rolled-back savepoint updating the other rows), read with the
+// replay watching every xid from it on (HoldAll: no prescan, so the
+// concurrent and rolled-back changes are kept and must be left out on
+// reading). Open with a change budget of 256 KiB spills the changes to its
+// file; All gives exactly the server's deleted rows (ctid, id, v, in
+// physical order, as the DELETE's scan took them); and the heap sampled
+// while they are read grows by less than a quarter of what Changes holds
+// to give the same rows in memory.
+func TestLargeDeleteBoundedMemory(t *testing.T) {
+	bin, client := pgtest.Need(t, 15)
+	work := pgtest.WorkDir(t, "rows-large-", "WALSCOPE_KEEP")
+	p := pgtest.New(t, work, "p", 15, bin, client)
+	p.InitDB(t, "", "wal_keep_size = '1GB'\nmax_wal_size = '1GB'\ncheckpoint_timeout = '1h'\nautovacuum = off")
+	p.Start(t)
+	const n, deleted = 200000, 150000
+	p.Query(t, fmt.Sprintf("CREATE TABLE narrow (id int PRIMARY KEY, v int); INSERT INTO narrow SELECT g, g %% 1000 FROM generate_series(1, %d) g; CREATE TABLE other (id int)", n))
+	base := filepath.Join(work, "base")
+	p.BaseBackup(t, base)
+	want := p.Query(t, "SELECT ctid, id, v FROM narrow WHERE id % 4 <> 0 ORDER BY ctid")
+	if len(want) != deleted {
+		t.Fatalf("%d rows to delete", len(want))
+	}
+	a, other := p.Session(t, "a"), p.Session(t, "other")
+	a.Exec("BEGIN")
+	xid, _ := strconv.ParseUint(a.One("SELECT txid_current()"), 10, 32)
+	a.Exec("DELETE FROM narrow WHERE id % 4 <> 0")
+	other.Exec("INSERT INTO other SELECT g FROM generate_series(1, 1000) g")
+	a.Exec("SAVEPOINT s")
+	a.Exec("UPDATE narrow SET v = -1 WHERE id % 4 = 0")
+	a.Exec("ROLLBACK TO s")
+	a.Exec("COMMIT")
+	walDir := filepath.Join(work, "wal")
+	if out, err := exec.Command("cp", "-a", filepath.Join(p.Dir, "pg_wal"), walDir).CombinedOutput(); err != nil {
+		t.Fatalf("cp pg_wal: %v\n%s", err, out)
+	}
+	wal, err := archive.Open(walDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := backup.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg := rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(xid),
+		HoldAll: true, MemoryBytes: 4 << 20, ChangeMemoryBytes: 256 << 10, TempDir: work}
+	heap := func(gc bool) uint64 {
+		if gc {
+			runtime.GC()
+		}
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+
+	// all in memory, for the scale
+	h0 := heap(true)
+	whole, err := rows.Changes(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inMemory := int64(heap(true)) - int64(h0)
+	if len(whole.Changes) != deleted {
+		t.Fatalf("Changes: %d changes, want %d", len(whole.Changes), deleted)
+	}
+	whole.Close()
+	whole = nil
+
+	h0 = heap(true)
+	res, err := rows.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	opened := int64(heap(true)) - int64(h0)
+	total, spilled := res.Replay().ChangeBytes()
+	if spilled == 0 || spilled < total-256<<10 {
+		t.Errorf("%d bytes of changes, %d spilled", total, spilled)
+	}
+	peak, i := uint64(0), 0
+	for c, err := range res.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%25000 == 12500 {
+			peak = max(peak, heap(true)) // what is kept: the garbage is the collector's pace
+		}
+		if i >= len(want) || c.Op != rows.Delete || c.Old == nil || c.Err != nil {
+			t.Fatalf("change %d: %s %v, want the delete of %s", i, c.Op, c.Err, want[min(i, len(want)-1)])
+		}
+		got := fmt.Sprintf("(%d,%d)|%d|%d", c.Old.Block, c.Old.Offset, int32(binary.LittleEndian.Uint32(c.Old.Values[0])), int32(binary.LittleEndian.Uint32(c.Old.Values[1])))
+		if got != want[i] {
+			t.Fatalf("change %d: %s, the server deleted %s", i, got, want[i])
+		}
+		i++
+	}
+	if i != deleted {
+		t.Fatalf("%d changes streamed, want %d", i, deleted)
+	}
+	streamed := int64(peak) - int64(h0)
+	t.Logf("%d deleted rows identical to the server's; %d bytes of changes, %d spilled; live heap: +%d kB with every change in memory (Changes); +%d kB after Open, at most +%d kB sampled while All reads them",
+		deleted, total, spilled, inMemory>>10, opened>>10, streamed>>10)
+	if inMemory <= 0 || streamed*4 > inMemory {
+		t.Errorf("streaming grew the live heap by %d kB, holding every change by %d kB: not bounded", streamed>>10, inMemory>>10)
+	}
 }
