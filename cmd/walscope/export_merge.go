@@ -90,5 +90,8 @@ func mergedNote(ids []int) string {
 	if len(ids) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", merged batches %d-%d", ids[0], ids[len(ids)-1])
+	if len(ids) == 1 {
+		return fmt.Sprintf(", merged batch %d into it", ids[0])
+	}
+	return fmt.Sprintf(", merged batches %d to %d into it", ids[0], ids[len(ids)-1])
 }

@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/walscope/walscope/export"
 )
 
 // growNights copies the archive's files into growing night directories cut
@@ -42,11 +46,29 @@ func growNights(t *testing.T, archive, ds string, cuts []int) {
 
 // manifestFiles is the DuckDB statement that puts the files the manifest
 // lists for table into a variable, the way docs/datasets.md tells readers
-// to read only committed batches.
+// to read only committed batches: those of the batches no later batch
+// supersedes (a merge's).
 func manifestFiles(ds, table string) string {
 	return fmt.Sprintf(`SET VARIABLE %[2]s_files = (
-  SELECT list('%[1]s/' || f.path ORDER BY f.path)
-  FROM (SELECT unnest(tables.%[2]s.files) AS f FROM read_json('%[1]s/_walscope_manifest/_batch-*.json')))`, ds, table)
+  WITH m AS (SELECT * FROM read_json('%[1]s/_walscope_manifest/_batch-*.json',
+                                     columns = {batch: 'BIGINT', supersedes: 'BIGINT[]', tables: 'JSON'}))
+  SELECT list('%[1]s/' || (f ->> 'path') ORDER BY f ->> 'path')
+  FROM (SELECT unnest(CAST(tables -> '$.%[2]s.files' AS JSON[])) AS f FROM m
+        WHERE batch NOT IN (SELECT unnest(supersedes) FROM m)))`, ds, table)
+}
+
+// TestManifestFilesQuery: manifestFiles is docs/datasets.md's query, with
+// the dataset's path and the table put in.
+func TestManifestFilesQuery(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	doc, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "docs", "datasets.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := strings.ReplaceAll(manifestFiles("DS", "records"), "DS/", "lake/")
+	if !strings.Contains(string(doc), q+";") {
+		t.Errorf("docs/datasets.md does not print the query the tests run:\n%s", q)
+	}
 }
 
 // TestAppendedDataset grows a dataset over four nights of a real archive
@@ -78,8 +100,15 @@ func TestAppendedDataset(t *testing.T) {
 	if ty := scalar[string](t, db, "SELECT DISTINCT typeof(day) || ' ' || typeof(batch) FROM "+src); ty != "DATE BIGINT" {
 		t.Errorf("partition columns: %s, want DATE BIGINT", ty)
 	}
-	if n := scalar[int64](t, db, "SELECT count(DISTINCT batch) FROM "+src); n != 4 {
+	// The fixture's WAL is of one real day (PostgreSQL wrote it in
+	// minutes): each night's batch merged the day's files of the batches
+	// before it into its own, so every row is in batch 4's files.
+	if n := scalar[int64](t, db, "SELECT count(DISTINCT batch) FROM "+src); n != 1 {
 		t.Errorf("%d batches", n)
+	}
+	m, err := export.ReadManifest(os.DirFS(ds))
+	if err != nil || len(m.Batches) != 4 || len(m.Last().Supersedes) == 0 {
+		t.Fatalf("manifest: %v %+v", err, m)
 	}
 
 	// The manifest's lists read the same rows.
@@ -102,6 +131,39 @@ func TestAppendedDataset(t *testing.T) {
 	} {
 		if n := scalar[int64](t, db, q); n != 0 {
 			t.Errorf("%d rows differ: %s", n, q)
+		}
+	}
+
+	// The files of a batch the last one superseded, back in place (as a
+	// run killed after committing its merge leaves them): the glob reads
+	// them, the manifest's readers do not.
+	sup := m.Last().Supersedes[len(m.Last().Supersedes)-1]
+	listedFiles := m.Files("records")
+	restored := 0
+	for _, f := range m.Batches[sup-1].Tables["records"].Files {
+		if slices.Contains(listedFiles, f.Path) {
+			continue // carried over by the last batch: listed, in place
+		}
+		restored++
+		p := filepath.Join(ds, filepath.FromSlash(f.Path))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		b, _ := os.ReadFile(filepath.Join(ds, filepath.FromSlash(listedFiles[0])))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(manifestFiles(ds, "records")); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := scalar[int64](t, db, "SELECT count(*) FROM "+listed), scalar[int64](t, db, "SELECT count(*) FROM "+src); a >= b || a != scalar[int64](t, db, "SELECT count(*) FROM "+wholeSrc) {
+		t.Errorf("with a superseded batch's files in place: the manifest's files %d rows, the glob %d", a, b)
+	}
+	if restored == 0 {
+		t.Errorf("batch %d's records files are all carried over by batch 4", sup)
+	}
+	for _, f := range m.Batches[sup-1].Tables["records"].Files {
+		if !slices.Contains(listedFiles, f.Path) {
+			os.Remove(filepath.Join(ds, filepath.FromSlash(f.Path)))
 		}
 	}
 

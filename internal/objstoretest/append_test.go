@@ -2,6 +2,7 @@ package objstoretest
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/xlog/objstore"
 )
 
 // tlNights copies the timeline-switch fixture's files into three growing
@@ -112,6 +114,13 @@ func TestAppendToStore(t *testing.T) {
 				if r := run(t, s.Env, "export", "--append", out, n); r.code != 0 {
 					t.Fatalf("append %s: exit %d: %s", n, r.code, r.stderr)
 				}
+				if i == 2 {
+					// A run killed after committing its merge (batch 3,
+					// superseding 2) leaves batch 2's files that batch 3
+					// does not list, and their markers: the re-run
+					// removes them (the keys compared below).
+					restoreSuperseded(t, s, local, out)
+				}
 				if r := run(t, s.Env, "export", "--append", out, n); r.code != 0 || !strings.Contains(r.stderr, "nothing to append") {
 					t.Errorf("re-run of %s: exit %d: %s", n, r.code, r.stderr)
 				}
@@ -138,6 +147,12 @@ func TestAppendToStore(t *testing.T) {
 			if m.EndTimeline != 2 {
 				t.Errorf("batch 3 ends on timeline %d", m.EndTimeline)
 			}
+			// Each night merged the small batch before it (export/merge.go):
+			// the superseded batches' objects are removed from the store,
+			// as their files are from the local dataset (the keys above).
+			if !reflect.DeepEqual(m.Supersedes, []int{2}) {
+				t.Errorf("batch 3 supersedes %v, want [2]", m.Supersedes)
+			}
 			// growth reads the store's dataset as the local one
 			for _, args := range [][]string{{"--format", "json"}, {"--format", "csv", "--by", "hour"}} {
 				g := run(t, s.Env, append([]string{"growth", "--dataset", out}, args...)...)
@@ -148,5 +163,35 @@ func TestAppendToStore(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// restoreSuperseded puts back into the store dataset out the files of the
+// batches the local dataset's last batch superseded and does not list, as
+// a run killed between its merge's commit and their removal leaves them.
+func restoreSuperseded(t *testing.T, s *Store, local, out string) {
+	t.Helper()
+	m, err := export.ReadManifest(os.DirFS(local))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, markers, _ := m.SupersededFiles(m.Last().Supersedes, m.Last())
+	if len(files) == 0 || len(markers) == 0 {
+		t.Fatalf("batch %d superseded %v: %d files to put back", m.Last().ID, m.Last().Supersedes, len(files))
+	}
+	for _, kv := range s.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	tree, err := objstore.Open(context.Background(), out, objstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := objstore.ParseURL(out)
+	root := strings.TrimSuffix(loc.String(), "/")
+	for _, f := range append(files, markers...) {
+		if err := tree.Create(tree.Join(root, f), []byte("left by a killed run")); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 	}
 }
