@@ -9,6 +9,7 @@ import (
 
 	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/typeout"
+	"github.com/walscope/walscope/xlog"
 )
 
 // Format turns the changes' values into text. The caller gives the
@@ -256,58 +257,58 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		}
 		fmt.Fprintf(bw, "-- MISSING: %s at %s of %s: %v\n", c.Op, c.LSN, c.Rel.Name(), err)
 	}
-	// the rows of one TRUNCATE or DROP come last to first: gathered, and
-	// inserted back in their physical order
-	var group []*Change
-	flush := func() {
-		if len(group) == 0 {
-			return
-		}
-		c := group[0]
-		line = line[:0]
-		if c.Op == Drop {
-			line = fmt.Appendf(line, "-- %s was dropped at %s: created again with its columns (constraints, indexes, defaults and grants are not)\n", c.Rel.Name(), c.LSN)
-			line = append(line, c.Rel.Table.CreateTable(c.Rel.Name(), nil)...)
-		} else {
-			line = fmt.Appendf(line, "-- %s was truncated at %s: its %d rows inserted back\n", c.Rel.Name(), c.LSN, len(group))
-		}
-		var err error
-		for k := len(group) - 1; k >= 0 && err == nil; k-- {
-			if group[k].Err != nil {
-				bw.Write(line)
-				line = line[:0]
-				fail(group[k], group[k].Err)
-				continue
-			}
-			line, err = f.appendInsert(line, c.Rel, group[k].Old)
-		}
-		group = group[:0]
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		bw.Write(line)
+	// the rows of one TRUNCATE or DROP come in their physical order
+	// (Backward), each inserted back as it comes
+	type emptiedKey struct {
+		op  Op
+		lsn xlog.LSN
+		rel *Relation
 	}
+	var group emptiedKey
+	groupFailed := false
 	for c, err := range res.Backward() {
 		if err != nil {
 			return err
-		}
-		if len(group) > 0 && (c.Op != group[0].Op || c.LSN != group[0].LSN || c.Rel != group[0].Rel) {
-			flush()
 		}
 		if c.Rel.Created {
 			continue // dropped below, rows and all
 		}
 		if c.Op == Truncate || c.Op == Drop {
-			group = append(group, c)
+			if k := (emptiedKey{c.Op, c.LSN, c.Rel}); k != group {
+				group, groupFailed = k, false
+				line = line[:0]
+				if c.Op == Drop {
+					line = fmt.Appendf(line, "-- %s was dropped at %s: created again with its columns (constraints, indexes, defaults and grants are not)\n", c.Rel.Name(), c.LSN)
+					line = append(line, c.Rel.Table.CreateTable(c.Rel.Name(), nil)...)
+				} else {
+					line = fmt.Appendf(line, "-- %s was truncated at %s: its %d rows inserted back\n", c.Rel.Name(), c.LSN, c.groupSize)
+				}
+				bw.Write(line)
+			}
+			if groupFailed {
+				continue
+			}
+			if c.Err != nil {
+				fail(c, c.Err)
+				continue
+			}
+			line, err = f.appendInsert(line[:0], c.Rel, c.Old)
+			if err != nil {
+				// a value that cannot be written: the rest of the
+				// table's rows are left out with it
+				fail(c, err)
+				groupFailed = true
+				continue
+			}
+			bw.Write(line)
 			continue
 		}
+		group = emptiedKey{}
 		if c.Err != nil {
 			fail(c, c.Err)
 			continue
 		}
 		line = line[:0]
-		var err error
 		switch c.Op {
 		case Insert:
 			line = fmt.Appendf(line, "DELETE FROM %s", c.Rel.Name())
@@ -349,7 +350,6 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		}
 		bw.Write(line)
 	}
-	flush()
 	for i := len(res.Created) - 1; i >= 0; i-- {
 		name := res.Created[i]
 		kind := "TABLE "

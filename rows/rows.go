@@ -148,6 +148,8 @@ type Change struct {
 	// one that is not there is not in the WAL ("" with a backup).
 	OldFrom, NewFrom       Source
 	OldMissing, NewMissing string
+
+	groupSize int // Truncate, Drop: how many rows the one TRUNCATE or DROP gives
 }
 
 // Result is the rows a transaction changed.
@@ -206,20 +208,40 @@ func (res *Result) Len() int {
 func (res *Result) All() iter.Seq2[*Change, error] { return res.read(false) }
 
 // Backward yields the changes of All in reverse order (what the undo
-// script undoes first comes first).
+// script undoes first comes first), but for the rows of one TRUNCATE or
+// DROP, which come in their physical order (as the undo inserts them
+// back), read from the pages as they are given.
 func (res *Result) Backward() iter.Seq2[*Change, error] { return res.read(true) }
 
 func (res *Result) read(backward bool) iter.Seq2[*Change, error] {
 	return func(yield func(*Change, error) bool) {
 		if res.b == nil {
-			for i := range res.Changes {
+			ch := res.Changes
+			if !backward {
+				for i := range ch {
+					if !yield(&ch[i], nil) {
+						return
+					}
+				}
+				return
+			}
+			for i := len(ch) - 1; i >= 0; i-- {
 				j := i
-				if backward {
-					j = len(res.Changes) - 1 - i
+				if op := ch[i].Op; op == Truncate || op == Drop {
+					// one TRUNCATE's or DROP's rows: in their order
+					for j > 0 && ch[j-1].Op == op && ch[j-1].LSN == ch[i].LSN && ch[j-1].Rel == ch[i].Rel {
+						j--
+					}
 				}
-				if !yield(&res.Changes[j], nil) {
-					return
+				for k := j; k <= i; k++ {
+					if ch[k].Op == Truncate || ch[k].Op == Drop {
+						ch[k].groupSize = i - j + 1
+					}
+					if !yield(&ch[k], nil) {
+						return
+					}
 				}
+				i = j
 			}
 			return
 		}
@@ -229,13 +251,13 @@ func (res *Result) read(backward bool) iter.Seq2[*Change, error] {
 			seq, idx, step = res.list.Backward(), b.count, -1
 		}
 		group := func(i int) bool {
-			g := b.groups[i]
-			for n := range g {
-				k := n
+			gs := b.groups[i]
+			for n := range gs {
+				g := gs[n]
 				if backward {
-					k = len(g) - 1 - n
+					g = gs[len(gs)-1-n]
 				}
-				if !yield(&g[k], nil) {
+				if !b.emit(g, yield) {
 					return false
 				}
 			}
@@ -301,10 +323,11 @@ func Changes(cfg Config) (*Result, error) {
 // Open replays the WAL to just before cfg.XID's commit and returns the
 // transaction's relations, and its changes to be read one at a time
 // (Result.All, Result.Backward): the replay keeps them in a file beyond
-// cfg.ChangeMemoryBytes, and they are decoded as they are read. The rows
-// of a table the transaction truncated or dropped are still held in
-// memory. Without a backup, the changes are all in memory (Result.Changes)
-// as Changes gives them.
+// cfg.ChangeMemoryBytes, and they are decoded as they are read; the rows
+// of a table the transaction truncated or dropped are read from its pages
+// when they are given (only the rows the transaction itself wrote to it
+// before are held). Without a backup, the changes are all in memory
+// (Result.Changes) as Changes gives them.
 func Open(cfg Config) (*Result, error) {
 	if cfg.XID < 3 {
 		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, replay.ErrTarget)
@@ -398,18 +421,44 @@ type builder struct {
 	cats map[uint32]*dbState
 	rels map[relKey]*Relation
 	only *relKey
-	// live rows of the relations a TRUNCATE or DROP empties, keyed by
-	// ctid: as of before the transaction, advanced by its changes
-	live map[relKey]map[ctid]*Row
+	// what the transaction did to the relations a TRUNCATE or DROP
+	// empties, since its start or their last one
+	live map[relKey]*window
 	// the relations with a truncate or drop, and the files that are not
 	// truncations (rewrites keeping the rows)
 	events map[xlog.LSN][]event
 	// relations rewritten by an ALTER TABLE of the transaction: not read
 	unread map[relKey]bool
-	// the rows of the TRUNCATEs and DROPs, given after the change of
-	// their index among the changes read back (count of them)
-	groups map[int][]Change
+	// the TRUNCATEs and DROPs, their rows given after the change of their
+	// index among the changes read back (count of them)
+	groups map[int][]*emptiedGroup
 	count  int
+}
+
+// window is what the transaction did to a relation a TRUNCATE or DROP
+// empties, since its start or the relation's previous TRUNCATE: the rows
+// as of before the transaction it removed (while they are the table's:
+// before), and the rows it added that are still there. It holds the
+// transaction's own changes of the table, not the table's rows.
+type window struct {
+	before  bool
+	removed map[ctid]bool
+	added   map[ctid]*Row
+}
+
+// emptiedGroup is one TRUNCATE or DROP: its rows are those as of before
+// the transaction (if before), read from the pages when they are given,
+// less those removed, and the rows added; n of them.
+type emptiedGroup struct {
+	lsn     xlog.LSN
+	xid     xlog.XID
+	op      Op
+	rel     *Relation
+	before  bool
+	removed map[ctid]bool
+	added   []ctid
+	rows    map[ctid]*Row
+	n       int
 }
 
 type ctid struct {
@@ -572,18 +621,18 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			}
 		}
 	}
-	b.live = map[relKey]map[ctid]*Row{}
+	b.live = map[relKey]*window{}
 	for _, evs := range b.events {
 		for _, e := range evs {
-			if err := b.loadLive(e.rel); err != nil {
-				return err
+			if b.live[e.rel] == nil {
+				b.live[e.rel] = &window{before: true, removed: map[ctid]bool{}, added: map[ctid]*Row{}}
 			}
 		}
 	}
 	// the relations changed, in the order of their first change; the
 	// rows of the relations a TRUNCATE or DROP empties followed, and
 	// those it empties kept
-	b.groups = map[int][]Change{}
+	b.groups = map[int][]*emptiedGroup{}
 	idx := -1
 	for c, err := range changes.All() {
 		if err != nil {
@@ -609,8 +658,10 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			if err != nil {
 				return err
 			}
-			b.groups[idx] = append(b.groups[idx], g...)
-			b.res.total += len(g)
+			if g != nil {
+				b.groups[idx] = append(b.groups[idx], g)
+				b.res.total += g.n
+			}
 		}
 		delete(b.events, c.LSN)
 	}
@@ -876,19 +927,23 @@ func (b *builder) note(rel *Relation) {
 	b.res.Relations = append(b.res.Relations, rel)
 }
 
-// followLive follows a change of a relation a TRUNCATE or DROP empties
-// (loadLive): its rows as of just before.
+// followLive follows a change of a relation a TRUNCATE or DROP empties.
 func (b *builder) followLive(c *replay.Change, k relKey, rel *Relation) {
-	live := b.live[k]
-	if live == nil {
+	w := b.live[k]
+	if w == nil {
 		return
 	}
 	if c.Op != replay.ChangeInsert {
-		delete(live, ctid{c.OldBlock, c.OldOffset})
+		old := ctid{c.OldBlock, c.OldOffset}
+		if _, ok := w.added[old]; ok {
+			delete(w.added, old)
+		} else if w.before {
+			w.removed[old] = true
+		}
 	}
 	if c.Op != replay.ChangeDelete && c.New != nil {
 		if row, err := b.decodeRow(rel, c.New, c.NewBlock, c.NewOffset); err == nil {
-			live[ctid{c.NewBlock, c.NewOffset}] = row
+			w.added[ctid{c.NewBlock, c.NewOffset}] = row
 		}
 	}
 }
@@ -927,57 +982,87 @@ func (b *builder) rowChange(c *replay.Change, k relKey) (*Change, error) {
 	return out, nil
 }
 
-// loadLive reads a relation's visible rows as of before the transaction.
-func (b *builder) loadLive(k relKey) error {
-	if b.live[k] != nil {
-		return nil
-	}
-	rel, err := b.relation(k)
-	if err != nil {
-		return err
-	}
-	live := map[ctid]*Row{}
-	err = b.r.VisibleTuples(rel.Locator, func(blk uint32, off uint16, tup []byte) error {
-		row, err := b.decodeRow(rel, tup, blk, off)
-		if err != nil {
-			return err
-		}
-		live[ctid{blk, off}] = row
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	b.live[k] = live
-	return nil
-}
-
-// emptied gives the rows a TRUNCATE or DROP removed: every row as of just
-// before it, in physical order (none if the relation is not wanted).
-func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) ([]Change, error) {
-	live := b.live[e.rel]
+// emptied is the TRUNCATE or DROP of a relation (nil if the relation is
+// not wanted): its rows counted (those as of before the transaction
+// still there, read from the pages, and those it added), to be read when
+// given (emit).
+func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) (*emptiedGroup, error) {
+	w := b.live[e.rel]
 	rel, err := b.relation(e.rel)
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]ctid, 0, len(live))
-	for k := range live {
-		keys = append(keys, k)
+	b.live[e.rel] = &window{removed: map[ctid]bool{}, added: map[ctid]*Row{}}
+	if !b.wanted(e.rel) {
+		return nil, nil
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].blk != keys[j].blk {
-			return keys[i].blk < keys[j].blk
-		}
-		return keys[i].off < keys[j].off
-	})
-	var out []Change
-	if b.wanted(e.rel) {
-		b.note(rel)
-		out = make([]Change, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, Change{LSN: lsn, XID: xid, Op: e.op, Rel: rel, Old: live[k]})
+	b.note(rel)
+	g := &emptiedGroup{lsn: lsn, xid: xid, op: e.op, rel: rel, before: w.before, removed: w.removed, rows: w.added}
+	for k := range w.added {
+		g.added = append(g.added, k)
+	}
+	sort.Slice(g.added, func(i, j int) bool { return g.added[i].less(g.added[j]) })
+	g.n = len(g.added)
+	if g.before {
+		err := b.r.VisibleTuples(rel.Locator, func(blk uint32, off uint16, _ []byte) error {
+			if !g.removed[ctid{blk, off}] {
+				g.n++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
-	b.live[e.rel] = map[ctid]*Row{}
-	return out, nil
+	return g, nil
+}
+
+func (c ctid) less(d ctid) bool { return c.blk < d.blk || c.blk == d.blk && c.off < d.off }
+
+// emit yields the rows of one TRUNCATE or DROP, in physical order: those
+// as of before the transaction read from the pages and decoded one at a
+// time (one that cannot be decoded is a Change with Err), merged with
+// those the transaction added. It returns false when yield did.
+func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
+	stopped := false
+	give := func(row *Row, err error) bool {
+		c := &Change{LSN: g.lsn, XID: g.xid, Op: g.op, Rel: g.rel, Old: row, Err: err, groupSize: g.n}
+		if !yield(c, nil) {
+			stopped = true
+			return false
+		}
+		return true
+	}
+	next := 0
+	if g.before {
+		err := b.r.VisibleTuples(g.rel.Locator, func(blk uint32, off uint16, tup []byte) error {
+			here := ctid{blk, off}
+			for ; next < len(g.added) && g.added[next].less(here); next++ {
+				if !give(g.rows[g.added[next]], nil) {
+					return errStop
+				}
+			}
+			if g.removed[here] {
+				return nil
+			}
+			row, err := b.decodeRow(g.rel, tup, blk, off)
+			if !give(row, err) {
+				return errStop
+			}
+			return nil
+		})
+		if stopped {
+			return false
+		}
+		if err != nil {
+			yield(nil, err)
+			return false
+		}
+	}
+	for ; next < len(g.added); next++ {
+		if !give(g.rows[g.added[next]], nil) {
+			return false
+		}
+	}
+	return true
 }

@@ -53,7 +53,9 @@ var versionConfigs = []versionConfig{
 // before BEGIN (each old row present when its change comes) gives exactly
 // its rows just after COMMIT, and as many changes per table and operation
 // as its statements made; then the undo scripts (Format.WriteUndo with the
-// command's settings), run on the same server from the last transaction to
+// command's settings, written from Open's changes all spilled to the
+// replay's file and read back backward, identical to those written from
+// Changes), run on the same server from the last transaction to
 // the first, bring each transaction's tables back to its rows before it.
 func TestVersions(t *testing.T) {
 	pgtest.Need(t, 15)
@@ -261,11 +263,25 @@ CHECKPOINT;`)
 			changes++
 		}
 		if len(res.Relations) > 0 {
-			var sb strings.Builder
+			// the script run is the one written from the changes read
+			// back from the replay's file (Open, every change spilled):
+			// the same as from the changes in memory
+			var sb, streamed strings.Builder
 			if err := undoFormat(res.Relations[0], b.MajorVersion()).WriteUndo(&sb, res); err != nil {
 				t.Fatalf("%s: undo: %v", in.name, err)
 			}
-			scripts[k] = sb.String()
+			sres, err := rows.Open(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(in.xid), ChangeMemoryBytes: 1})
+			if err != nil {
+				t.Fatalf("%s: Open: %v", in.name, err)
+			}
+			if err := undoFormat(sres.Relations[0], b.MajorVersion()).WriteUndo(&streamed, sres); err != nil {
+				t.Fatalf("%s: undo (streamed): %v", in.name, err)
+			}
+			sres.Close()
+			if streamed.String() != sb.String() {
+				t.Errorf("%s: the undo script written from the spilled changes differs from the one from memory:\n%s\n----\n%s", in.name, streamed.String(), sb.String())
+			}
+			scripts[k] = streamed.String()
 		}
 		if g := strings.Join(res.Created, ","); g != in.created {
 			t.Errorf("%s: created %q, want %q", in.name, g, in.created)
