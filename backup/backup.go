@@ -16,8 +16,9 @@
 //     files are combined block by block as pg_combinebackup combines them.
 //
 // Nothing is extracted whole: plain files and members of uncompressed tars
-// are read with ReadAt; a compressed file is decompressed on first use into
-// a bounded cache of ours (see cache.go). A Backup is safe for concurrent
+// are read with ReadAt; a compressed file is decompressed on first use (or
+// as Open's pass over a compressed tar goes) into a bounded cache of ours
+// (see cache.go). A Backup is safe for concurrent
 // use; its calls are serialized.
 package backup
 

@@ -13,12 +13,16 @@ import (
 // memLimit bytes (pg_control, pg_filenode.map, most catalogs), else in a
 // temporary file in a directory of ours (Options.TempDir, else the system's;
 // never beside the input). Copies are evicted least recently used first
-// beyond Options.CacheBytes; Close removes the directory. A compressed tar is
-// streamed forward to the member asked for; a member behind the stream's
-// position restarts it from the beginning (Prefetch takes many members in
-// one pass). The one pass that indexes a compressed tar at Open keeps the
-// members of at most memLimit bytes in memory, up to 64 MiB in all (the
-// control file, relation maps, pg_xact, small catalogs: what is read first).
+// beyond Options.CacheBytes; Close removes the directory. The one pass that
+// indexes a compressed tar at Open (a whole pass: pg_control is the last
+// member) keeps the members of at most memLimit bytes in memory, up to 64
+// MiB in all (the control file, relation maps, pg_xact, small catalogs:
+// what is read first); of a gzip tar it also keeps resume points
+// (gzindex.go), and of an LZ4, zstd or bzip2 tar it decompresses the
+// members of up to spillLimit bytes into the cache (tar.go). A member
+// asked for later is streamed to from the last resume point before it, or
+// from the stream's position when that is nearer, else (LZ4, zstd, bzip2)
+// from the beginning (Prefetch takes many members in one pass).
 
 const memLimit = 256 << 10
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 	"os"
 	"testing"
 )
@@ -17,7 +18,7 @@ func FuzzIndexTar(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &countReader{r: bytes.NewReader(data)}
-		err := indexTar(r, func() int64 { return r.n }, func(size int64) bool { return size < 1<<16 }, func(h *tar.Header, off int64, kept []byte) error {
+		err := indexTar(r, func() int64 { return r.n }, func(size int64) bool { return size < 1<<16 }, func(h *tar.Header, off int64, kept []byte, _ io.Reader) error {
 			if off < 0 || off > int64(len(data)) {
 				t.Fatalf("member %q at offset %d of %d bytes", h.Name, off, len(data))
 			}

@@ -97,6 +97,37 @@ type tarArchive struct {
 	zr  io.ReadCloser
 	zc  *countReader
 	pos int64
+
+	gz       *gzipIndex // a gzip archive's resume points (gzindex.go)
+	inflated int64      // bytes decompressed to extract members (tests)
+}
+
+// openStream starts decompressing a compressed archive for reading from
+// decompressed offset off: from the last resume point before it (a gzip
+// archive), else from the beginning.
+func (a *tarArchive) openStream(off int64) (io.ReadCloser, *countReader, error) {
+	if a.comp == compGzip {
+		if p := a.gz.before(off); p != nil {
+			z, err := resumeGzipReader(a.f, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			return z, &countReader{r: z, n: p.unc}, nil
+		}
+		z, err := newGzipReader(a.f, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, &countReader{r: z}, nil
+	}
+	if _, err := a.f.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
+	zr, err := decompress(a.comp, bufio.NewReaderSize(a.f, 256<<10))
+	if err != nil {
+		return nil, nil, err
+	}
+	return zr, &countReader{r: zr}, nil
 }
 
 type countReader struct {
@@ -137,9 +168,10 @@ type tarIndexLimits struct {
 }
 
 // indexTar reads the headers of a tar stream r (one pass) and calls add
-// for each member, with the data of small members when keep says so.
+// for each member, with the data of small members when keep says so, else
+// with the member's data to read (or not) as body.
 // It returns a wrapped ErrDamaged for a truncated or malformed tar.
-func indexTar(r io.Reader, pos func() int64, keep func(size int64) bool, add func(h *tar.Header, off int64, data []byte) error) error {
+func indexTar(r io.Reader, pos func() int64, keep func(size int64) bool, add func(h *tar.Header, off int64, data []byte, body io.Reader) error) error {
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -160,7 +192,7 @@ func indexTar(r io.Reader, pos func() int64, keep func(size int64) bool, add fun
 				return fmt.Errorf("%w: tar member %s at offset %d of the tar: %v", ErrDamaged, h.Name, off, unexpected(err))
 			}
 		}
-		if err := add(h, off, data); err != nil {
+		if err := add(h, off, data, tr); err != nil {
 			return err
 		}
 	}
@@ -179,7 +211,20 @@ type tarStore struct {
 	extras   map[string]string          // files beside the tars (backup_manifest) -> their path
 	cache    *extractCache
 	handles  *handles
+	spilled  int64 // bytes decompressed into the cache by the index pass
 }
+
+// What the index pass of a compressed tar without resume points (LZ4,
+// zstd, bzip2: their decoders cannot resume in the middle of a frame)
+// decompresses into the cache as it goes: each member of at most
+// spillLimit bytes (catalogs, small tables: what the replay reads after
+// Open), up to spillBudget bytes in all and a quarter of
+// Options.CacheBytes. A bigger member is decompressed when asked for, by
+// a second pass over the stream up to it.
+const (
+	spillLimit  = 16 << 20
+	spillBudget = 256 << 20
+)
 
 // tarNames are the names pg_basebackup gives a tar, compressed or not.
 var tarSuffixes = []string{".tar", ".tar.gz", ".tgz", ".tar.lz4", ".tar.zst", ".tar.bz2"}
@@ -318,7 +363,14 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 		c := &countReadSeeker{f: f}
 		r, pos = c, func() int64 { return c.n }
 	} else {
-		zr, err := decompress(a.comp, bufio.NewReaderSize(f, 256<<10))
+		var zr io.ReadCloser
+		if a.comp == compGzip {
+			// resume points kept as the pass goes (gzindex.go)
+			a.gz = &gzipIndex{}
+			zr, err = newGzipReader(f, a.gz)
+		} else {
+			zr, err = decompress(a.comp, bufio.NewReaderSize(f, 256<<10))
+		}
 		if err != nil {
 			f.Close()
 			return nil, errorf(s.backup, p, 0, ErrDamaged, "%s: %v", a.comp, err)
@@ -334,7 +386,11 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 			return true
 		}
 	}
-	err = indexTar(r, pos, keep, func(h *tar.Header, off int64, data []byte) error {
+	// a stream without resume points: members of up to spillLimit bytes
+	// are decompressed into the cache as the pass goes, not in a second
+	// pass when asked for
+	spill := a.comp != compNone && a.comp != compGzip
+	err = indexTar(r, pos, keep, func(h *tar.Header, off int64, data []byte, body io.Reader) error {
 		name, ok := cleanName(h.Name)
 		if !ok || name == "." {
 			return nil
@@ -347,6 +403,12 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 			full = path.Clean(full)
 		}
 		m := &tarMember{arc: a, name: h.Name, off: off, size: h.Size, typ: h.Typeflag, link: h.Linkname, mem: data}
+		if spill && data == nil && h.Typeflag == tar.TypeReg && h.Size > memLimit && h.Size <= spillLimit && s.spilled+h.Size <= s.cache.limit/4 && s.spilled+h.Size <= spillBudget {
+			s.spilled += h.Size
+			if _, err := s.cache.put(p+"\x00"+h.Name, body, h.Size); err != nil {
+				return fmt.Errorf("%w: tar member %s at offset %d of the tar: %v", ErrDamaged, h.Name, off, err)
+			}
+		}
 		if h.Typeflag == tar.TypeDir && s.kids[full] == nil {
 			s.kids[full] = map[string]bool{}
 		}
@@ -361,6 +423,14 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 			return nil, err
 		}
 		return nil, &Error{Backup: s.backup, File: p, Offset: -1, Err: err}
+	}
+	if a.comp == compGzip {
+		// the rest of the stream (the tar's end blocks): its CRC-32 is
+		// checked at its end
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			f.Close()
+			return nil, errorf(s.backup, p, -1, ErrDamaged, "%v", err)
+		}
 	}
 	if a.comp != compNone {
 		// the data of an uncompressed archive is read with ReadAt; a
@@ -430,19 +500,20 @@ func (s *tarStore) open(name string) (file, error) {
 // behind).
 func (s *tarStore) extract(m *tarMember, key string) (*cached, error) {
 	a := m.arc
-	if a.zr == nil || a.zc.n > m.off {
+	// the stream as it is when it is not past the member and no resume
+	// point is nearer
+	if p := a.gz.before(m.off); a.zr == nil || a.zc.n > m.off || (p != nil && p.unc > a.zc.n) {
 		if a.zr != nil {
 			a.zr.Close()
+			a.zr = nil
 		}
-		if _, err := a.f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		zr, err := decompress(a.comp, bufio.NewReaderSize(a.f, 256<<10))
+		zr, zc, err := a.openStream(m.off)
 		if err != nil {
 			return nil, errorf(s.backup, a.path, 0, ErrDamaged, "%s: %v", a.comp, err)
 		}
-		a.zr, a.zc = zr, &countReader{r: zr}
+		a.zr, a.zc = zr, zc
 	}
+	a.inflated += m.off + m.size - a.zc.n
 	if skip := m.off - a.zc.n; skip > 0 {
 		if _, err := io.CopyN(io.Discard, a.zc, skip); err != nil {
 			a.zr.Close()

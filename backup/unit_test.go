@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -200,18 +201,23 @@ func TestCacheBounded(t *testing.T) {
 }
 
 // TestPrefetch: a compressed tar's members asked for after Prefetch are
-// read from the copies it made in one pass.
+// read from the copies it made in one pass (a gzip one: a zstd one's have
+// been made by the index pass already, TestSpill).
 func TestPrefetch(t *testing.T) {
-	b := openT(t, "../fixtures/backup-pg15")
+	b := openT(t, "../fixtures/rows/base.tar.gz")
 	names := []string{"base/5/1259", "base/5/1249", "base/1/1259", "global/1262"}
 	if err := b.Prefetch(names...); err != nil {
 		t.Fatal(err)
 	}
 	ts := b.st.(*tarStore)
+	big := 0
 	for _, n := range names {
 		m := ts.members[n]
 		if m == nil {
 			t.Fatalf("%s not in the tar", n)
+		}
+		if m.mem == nil {
+			big++
 		}
 		if m.mem == nil && ts.cache.get(m.arc.path+"\x00"+m.name) == nil {
 			t.Errorf("%s: not made ready by Prefetch", n)
@@ -219,6 +225,9 @@ func TestPrefetch(t *testing.T) {
 		if _, err := b.ReadFile(n); err != nil {
 			t.Error(err)
 		}
+	}
+	if big == 0 {
+		t.Error("every member named was kept in memory by the index pass: Prefetch was not tried")
 	}
 }
 
@@ -272,4 +281,41 @@ func TestConcurrentReads(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// TestSpill: a zstd-compressed base.tar (no resume points) has its members
+// of up to spillLimit bytes decompressed by the index pass at Open: read
+// afterwards, they are tar -x's files and cost no second pass.
+func TestSpill(t *testing.T) {
+	x := t.TempDir()
+	if out, err := exec.Command("tar", "--zstd", "-xf", "../fixtures/backup-pg15/base.tar.zst", "-C", x).CombinedOutput(); err != nil {
+		t.Fatalf("tar -x: %v\n%s", err, out)
+	}
+	b := openT(t, "../fixtures/backup-pg15")
+	ts := b.st.(*tarStore)
+	n := 0
+	for name, m := range ts.members {
+		if m.typ != tar.TypeReg || m.size <= memLimit || m.arc.prefix != "" {
+			continue
+		}
+		got, err := b.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(x, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: differs from tar -x's", name)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no member above memLimit: the test needs one")
+	}
+	if a := ts.archives[0]; a.inflated != 0 || ts.spilled == 0 {
+		t.Errorf("%d members read: %d bytes decompressed after Open, %d spilled at Open", n, a.inflated, ts.spilled)
+	}
+	t.Logf("%d members of %d bytes or more identical to tar -x's, %d bytes decompressed at Open, none after", n, memLimit, ts.spilled)
 }
