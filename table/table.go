@@ -50,13 +50,13 @@ type Table struct {
 	rel     *replay.Relation
 	desc    []tuple.Attr
 	Columns []Column
-	toast   *tuple.ToastStore
+	toast   *ToastIndex
 	toastID uint32
 }
 
 // Open prepares reading rel's rows; the TOAST table's visible chunks are
-// read now (held in memory: a TOAST table larger than memory is not
-// supported).
+// indexed now (where each lies, not its bytes: ToastIndex), and read from
+// the replay's pages as values are detoasted.
 func Open(r *replay.Replay, rel *replay.Relation) (*Table, error) {
 	c := rel.Catalog
 	desc, err := c.Desc(rel.Class.OID)
@@ -77,19 +77,17 @@ func Open(r *replay.Replay, rel *replay.Relation) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.toast, t.toastID = tuple.NewToastStore(r.BlockSize()), tc.OID
-		err = r.VisibleTuples(loc, func(blk uint32, off uint16, tup []byte) error {
-			if err := t.toast.AddTuple(tc.OID, tup); err != nil {
-				return &RowError{Block: blk, Offset: off, Err: fmt.Errorf("TOAST table %s: %w", tc.Name, err)}
-			}
-			return nil
-		})
-		if err != nil {
+		if t.toast, err = NewToastIndex(r, loc, tc.OID, tc.Name); err != nil {
 			return nil, err
 		}
+		t.toastID = tc.OID
 	}
 	return t, nil
 }
+
+// Toast is the index of the relation's TOAST values (nil when it has no
+// TOAST table).
+func (t *Table) Toast() *ToastIndex { return t.toast }
 
 // Relation is the relation read.
 func (t *Table) Relation() *replay.Relation { return t.rel }
