@@ -136,13 +136,15 @@ func TestOpenSpilled(t *testing.T) {
 }
 
 // TestLargeDeleteBoundedMemory: a real PostgreSQL 15 transaction deletes
-// 150,000 rows of a narrow table (beside a concurrent session's inserts and
-// its own rolled-back savepoint updating the other rows), read with the
+// 150,000 rows of a narrow table and inserts 100 with INSERT ... ON
+// CONFLICT DO NOTHING (beside a concurrent session's inserts and its own
+// rolled-back savepoint updating the other rows), read with the
 // replay watching every xid from it on (HoldAll: no prescan, so the
 // concurrent and rolled-back changes are kept and must be left out on
 // reading). Open with a change budget of 256 KiB spills the changes to its
 // file; All gives exactly the server's deleted rows (ctid, id, v, in
-// physical order, as the DELETE's scan took them); and the heap sampled
+// physical order, as the DELETE's scan took them) then its inserted ones;
+// and the heap sampled
 // while they are read grows by less than a quarter of what Changes holds
 // to give the same rows in memory.
 func TestLargeDeleteBoundedMemory(t *testing.T) {
@@ -164,10 +166,18 @@ func TestLargeDeleteBoundedMemory(t *testing.T) {
 	xid, _ := strconv.ParseUint(a.One("SELECT txid_current()"), 10, 32)
 	a.Exec("DELETE FROM narrow WHERE id % 4 <> 0")
 	other.Exec("INSERT INTO other SELECT g FROM generate_series(1, 1000) g")
+	// speculative insertions, each confirmed (XLOG_HEAP_CONFIRM): inserts
+	a.Exec(fmt.Sprintf("INSERT INTO narrow SELECT g, 7 FROM generate_series(%d, %d) g ON CONFLICT DO NOTHING", n+1, n+100))
 	a.Exec("SAVEPOINT s")
 	a.Exec("UPDATE narrow SET v = -1 WHERE id % 4 = 0")
 	a.Exec("ROLLBACK TO s")
 	a.Exec("COMMIT")
+	for _, l := range p.Query(t, fmt.Sprintf("SELECT ctid, id, v FROM narrow WHERE id > %d ORDER BY id", n)) {
+		want = append(want, "insert "+l)
+	}
+	if len(want) != deleted+100 {
+		t.Fatalf("%d rows inserted", len(want)-deleted)
+	}
 	walDir := filepath.Join(work, "wal")
 	if out, err := exec.Command("cp", "-a", filepath.Join(p.Dir, "pg_wal"), walDir).CombinedOutput(); err != nil {
 		t.Fatalf("cp pg_wal: %v\n%s", err, out)
@@ -199,8 +209,8 @@ func TestLargeDeleteBoundedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	inMemory := int64(heap(true)) - int64(h0)
-	if len(whole.Changes) != deleted {
-		t.Fatalf("Changes: %d changes, want %d", len(whole.Changes), deleted)
+	if len(whole.Changes) != len(want) {
+		t.Fatalf("Changes: %d changes, want %d", len(whole.Changes), len(want))
 	}
 	whole.Close()
 	whole = nil
@@ -224,20 +234,24 @@ func TestLargeDeleteBoundedMemory(t *testing.T) {
 		if i%25000 == 12500 {
 			peak = max(peak, heap(true)) // what is kept: the garbage is the collector's pace
 		}
-		if i >= len(want) || c.Op != rows.Delete || c.Old == nil || c.Err != nil {
-			t.Fatalf("change %d: %s %v, want the delete of %s", i, c.Op, c.Err, want[min(i, len(want)-1)])
+		row, prefix := c.Old, ""
+		if c.Op == rows.Insert {
+			row, prefix = c.New, "insert "
 		}
-		got := fmt.Sprintf("(%d,%d)|%d|%d", c.Old.Block, c.Old.Offset, int32(binary.LittleEndian.Uint32(c.Old.Values[0])), int32(binary.LittleEndian.Uint32(c.Old.Values[1])))
+		if i >= len(want) || c.Op != rows.Delete && c.Op != rows.Insert || row == nil || c.Err != nil {
+			t.Fatalf("change %d: %s %v, want %s", i, c.Op, c.Err, want[min(i, len(want)-1)])
+		}
+		got := fmt.Sprintf("%s(%d,%d)|%d|%d", prefix, row.Block, row.Offset, int32(binary.LittleEndian.Uint32(row.Values[0])), int32(binary.LittleEndian.Uint32(row.Values[1])))
 		if got != want[i] {
 			t.Fatalf("change %d: %s, the server deleted %s", i, got, want[i])
 		}
 		i++
 	}
-	if i != deleted {
-		t.Fatalf("%d changes streamed, want %d", i, deleted)
+	if i != len(want) {
+		t.Fatalf("%d changes streamed, want %d", i, len(want))
 	}
 	streamed := int64(peak) - int64(h0)
-	t.Logf("%d deleted rows identical to the server's; %d bytes of changes, %d spilled; live heap: +%d kB with every change in memory (Changes); +%d kB after Open, at most +%d kB sampled while All reads them",
+	t.Logf("%d deleted rows and 100 inserted (confirmed speculative insertions) identical to the server's; %d bytes of changes, %d spilled; live heap: +%d kB with every change in memory (Changes); +%d kB after Open, at most +%d kB sampled while All reads them",
 		deleted, total, spilled, inMemory>>10, opened>>10, streamed>>10)
 	if inMemory <= 0 || streamed*4 > inMemory {
 		t.Errorf("streaming grew the live heap by %d kB, holding every change by %d kB: not bounded", streamed>>10, inMemory>>10)
