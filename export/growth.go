@@ -70,6 +70,9 @@ type Growth struct {
 	// WhatIf is the sample of the images sized under every
 	// wal_compression, by day (growth_whatif.go).
 	WhatIf []GrowthWhatIf `json:"whatif"`
+	// Settings estimates full_page_writes = off and the lower wal_levels
+	// by day (growth_settings.go); nil in a manifest written before it.
+	Settings *GrowthSettings `json:"settings,omitempty"`
 }
 
 // GrowthRelation names a relation file as the batch's records do (the
@@ -198,6 +201,8 @@ type growthCells struct {
 	lastKey growthKey
 	last    *GrowthCounts
 	first   time.Time // the first time known in the span
+	// settings are the settings estimate's counts (growth_settings.go)
+	settings settingsTrack
 }
 
 func (g *growthCells) at(k growthKey) *GrowthCounts {
@@ -244,6 +249,7 @@ func (s *Span) addGrowth(dec *decode.Decoder, rec *decode.Record, images, imgRaw
 	if images > 0 {
 		s.sizeImages(dec, rec, k)
 	}
+	s.addSettings(rec, k)
 	c := s.growth.at(k)
 	c.Records++
 	c.Bytes += uint64(rec.Header.TotLen)
@@ -278,6 +284,7 @@ func (e *Exporter) mergeGrowth(s *Span, before time.Time) {
 		g.cells.at(k).Add(c)
 	}
 	g.mergeSizer(s, unixHour(before), !before.IsZero())
+	g.cells.settings.mergeSettings(&s.growth.settings, unixHour(before), !before.IsZero())
 }
 
 // growthSummary builds the batch's aggregate.
@@ -460,6 +467,7 @@ func (e *Exporter) growthSummary() *Growth {
 		}
 	}
 	out.WhatIf = g.whatIfDays(pendingHour, dayOfHour)
+	out.Settings = g.cells.settings.summary(pendingHour, dayOfHour)
 	hk := make([]int64, 0, len(hours))
 	for h := range hours {
 		hk = append(hk, h)

@@ -113,6 +113,10 @@ type Dataset struct {
 	checkpoints []export.GrowthCheckpoint
 	segments    []export.GrowthSegment
 	whatif      map[string]*export.GrowthWhatIf // by day
+	// the settings estimate (settings.go): by day, and each batch's data
+	// lengths (by rmgr, record type, block id: count, sum)
+	settings        map[string]*settingsDay
+	settingsBatches []map[[3]uint64][2]uint64
 }
 
 // Load reads the growth aggregates of every committed batch of the
@@ -128,7 +132,8 @@ func Load(fsys fs.FS) (*Dataset, error) {
 		return nil, fmt.Errorf("%w: growth reads the batch manifests of a dataset written by `walscope export --append`; "+
 			"a dataset of `export --out` has none: export the archive with `walscope export --append NEWDIR ARCHIVE`", ErrNoManifest)
 	}
-	d := &Dataset{Batches: len(m.Batches), Relations: map[RelKey]*Relation{}, whatif: map[string]*export.GrowthWhatIf{}}
+	d := &Dataset{Batches: len(m.Batches), Relations: map[RelKey]*Relation{}, whatif: map[string]*export.GrowthWhatIf{},
+		settings: map[string]*settingsDay{}}
 	hours := map[time.Time]*Period{}
 	var unknown *Period
 	seenRedo, seenSeg := map[string]bool{}, map[string]bool{}
@@ -238,6 +243,7 @@ func Load(fsys fs.FS) (*Dataset, error) {
 			x.Zstd += w.Zstd
 			x.Failed += w.Failed
 		}
+		d.loadSettings(g)
 		for _, s := range g.Segments {
 			if !seenSeg[s.Name] {
 				seenSeg[s.Name] = true
@@ -293,6 +299,9 @@ type Day struct {
 	// WhatIf is the day's sample of images sized under every
 	// wal_compression (export.GrowthWhatIf; nil without images sampled).
 	WhatIf *export.GrowthWhatIf `json:"whatif_sample,omitempty"`
+	// SettingsSaved is what each setting would have saved this day
+	// (Settings; nil where not recorded).
+	SettingsSaved map[string]int64 `json:"settings_saved_bytes,omitempty"`
 }
 
 // Days returns the dataset's days in order (an unknown day last), with

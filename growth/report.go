@@ -108,13 +108,16 @@ type Report struct {
 	Forecast   ForecastReport `json:"forecast"`
 	// WhatIf estimates the images under every wal_compression.
 	WhatIf *WhatIf `json:"whatif"`
+	// Settings is what full_page_writes = off and the lower wal_levels
+	// would have saved (settings.go).
+	Settings *Settings `json:"settings"`
 	// NotComputed names what this version does not report.
 	NotComputed []string `json:"not_computed"`
 }
 
 // NotComputed is what the report leaves out, said in every report.
 var NotComputed = []string{
-	"what-if savings of settings other than wal_compression (full_page_writes, checkpoint spacing, wal_level): the growth aggregate does not hold what they need; run `walscope whatif` on the WAL of a day",
+	"what-if savings of checkpoint spacing (max_wal_size, checkpoint_timeout): they need every block each checkpoint cycle touched and a simulated checkpointer in WAL order, which the aggregate does not hold; run `walscope whatif` on the WAL of a day",
 }
 
 // WhatIf estimates the report's image bytes under every wal_compression,
@@ -278,6 +281,7 @@ func (d *Dataset) Build(opts Options) (*Report, error) {
 	}
 	r.Forecast = forecast(days, r.FirstDay, r.LastDay)
 	r.WhatIf = whatIf(days)
+	r.Settings = d.settingsReport(r.Days)
 	return r, nil
 }
 

@@ -1,0 +1,465 @@
+package export
+
+import (
+	"sort"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+)
+
+// The growth aggregate's settings estimate (issue 29: "what the what-if
+// settings would have saved over the period"): for full_page_writes = off
+// and for wal_level = replica and minimal, the parts of `walscope whatif`'s
+// estimate (whatif.WhatIf: placeWithout, placeLevel) that depend on a
+// record alone or on state a batch holds whole, counted per day as the
+// batch reads its records, so that the reader (package growth) sums days
+// into what `walscope whatif` gives for the same WAL, in record bytes
+// (sum(total_length)), exactly:
+//
+//   - full_page_writes = off drops every image but the forced ones (XLOG
+//     FPI and FPI_FOR_HINT, and the images of wal_consistency_checking:
+//     whatif's forcedImage) with its 5- or 7-byte image header, and gives
+//     a block that carried no data beside its image the mean data length
+//     of image-less references of the same resource manager, record type
+//     and block id (whatif.DataLenLearner). The mean needs the whole
+//     period: a day keeps the dropped images' bytes and, per key, how many
+//     had no data, and the batch the data lengths it learnt (sum and
+//     count per key); the reader divides over the period's batches.
+//   - wal_level drops NEW_CID and transaction INVALIDATION records and the
+//     5-byte top-level xid header (below logical), the database info of a
+//     COMMIT or ABORT that carries nothing else (below logical), and, for
+//     minimal, the hot-standby records (Standby LOCK, RUNNING_XACTS) and
+//     the records of relations created by the same transaction. Which
+//     scenarios apply depends on the stream's wal_level, which the reader
+//     decides over the period from what each day stated and showed
+//     (whatif.LevelGuesser's rules), as whatif decides it over its stream.
+//
+// Checkpoint spacing (whatif's checkpoint_distance, max_wal_size,
+// checkpoint_timeout) is not estimated here: it needs every block a
+// checkpoint cycle touched (a map lookup per block reference, state
+// carried across spans and nights) and a simulated checkpointer in WAL
+// order, which the parallel spans of an append do not give cheaply.
+//
+// A relation created by a transaction still open at the end of a span is
+// carried to the spans after it (Exporter.Merge is in WAL order): a span
+// keeps its records of transactions it did not see create the relation as
+// candidates, per transaction and relation, resolved at the merge. Across
+// batches nothing is carried: a transaction that creates a relation before
+// the end of a night's archive and writes to it after is counted as
+// keeping those records (an under-estimate of minimal's saving, never an
+// over-estimate; TestGrowthSettings checks the night-by-night sums against
+// whatif over the whole stream).
+
+// GrowthSettingsVersion is the version of the settings estimate
+// (Growth.Settings) this walscope writes and reads; a manifest without it
+// (written before it) has no estimate, which the reader says.
+const GrowthSettingsVersion = 1
+
+// GrowthSettings is a batch's settings estimate.
+type GrowthSettings struct {
+	Version int `json:"settings_version"`
+	// DataLen are the image-less block references the batch read: rows of
+	// [rmgr id, record type (xl_info & 0xF0), block id, count, sum of
+	// their data lengths] (whatif.DataLenLearner), sorted.
+	DataLen [][5]uint64 `json:"data_len"`
+	// Days are the days of the batch's records.
+	Days []GrowthSettingsDay `json:"days"`
+}
+
+// GrowthSettingsDay is what a day of the batch counted.
+type GrowthSettingsDay struct {
+	Day string `json:"day"`
+	// FPWImages are the images full_page_writes = off drops, FPWBytes
+	// their bytes and image headers; FPWNoData, rows of [rmgr id, record
+	// type, block id, count], those of them whose block carried no data
+	// (it is given the key's mean data length).
+	FPWImages uint64      `json:"fpw_images"`
+	FPWBytes  uint64      `json:"fpw_bytes"`
+	FPWNoData [][4]uint64 `json:"fpw_no_data,omitempty"`
+	// LogicalOnly are the bytes of NEW_CID and INVALIDATION records.
+	LogicalOnly uint64 `json:"logical_only_bytes"`
+	// XidHeader and DBInfo are the top-level xid headers' bytes and the
+	// commit database info's bytes of the records minimal keeps;
+	// MinimalDropped the bytes of the records minimal drops (standby
+	// records, relations created in their transaction), whose own xid
+	// headers and database info are MinimalXidHeader and MinimalDBInfo.
+	XidHeader        uint64 `json:"xid_header_bytes"`
+	DBInfo           uint64 `json:"dbinfo_bytes"`
+	MinimalDropped   uint64 `json:"minimal_dropped_bytes"`
+	MinimalXidHeader uint64 `json:"minimal_xid_header_bytes,omitempty"`
+	MinimalDBInfo    uint64 `json:"minimal_dbinfo_bytes,omitempty"`
+	// The wal_level evidence of the day's records: the last level a
+	// record stated (PARAMETER_CHANGE, a 17+ checkpoint; "" none), and
+	// whether records only logical writes, or hot-standby records, were
+	// seen.
+	StatedLevel string `json:"stated_wal_level,omitempty"`
+	Logical     bool   `json:"logical_seen,omitempty"`
+	Replica     bool   `json:"replica_seen,omitempty"`
+}
+
+// settingsCell is one hour's counts (a span's or the exporter's).
+type settingsCell struct {
+	fpwImages, fpwBytes                 uint64
+	noData                              map[[3]uint8]uint64
+	logicalOnly, xidHeader, dbInfo      uint64
+	minDropped, minXidHeader, minDBInfo uint64
+	stated                              xlog.WalLevel // WalLevelUnknown: none
+	logical, replica                    bool
+}
+
+func newSettingsCell() *settingsCell { return &settingsCell{stated: xlog.WalLevelUnknown} }
+
+// add adds o, which follows c in WAL order.
+func (c *settingsCell) add(o *settingsCell) {
+	c.fpwImages += o.fpwImages
+	c.fpwBytes += o.fpwBytes
+	for k, n := range o.noData {
+		if c.noData == nil {
+			c.noData = map[[3]uint8]uint64{}
+		}
+		c.noData[k] += n
+	}
+	c.logicalOnly += o.logicalOnly
+	c.xidHeader += o.xidHeader
+	c.dbInfo += o.dbInfo
+	c.minDropped += o.minDropped
+	c.minXidHeader += o.minXidHeader
+	c.minDBInfo += o.minDBInfo
+	if o.stated != xlog.WalLevelUnknown {
+		c.stated = o.stated
+	}
+	c.logical = c.logical || o.logical
+	c.replica = c.replica || o.replica
+}
+
+// candKey is a record minimal may drop: its hour, its transaction and the
+// one relation its blocks are in.
+type candKey struct {
+	hour growthKey
+	xid  xlog.XID
+	rel  decode.RelFileLocator
+}
+
+// candSums are the candidates' record bytes, xid headers and database
+// info.
+type candSums struct{ bytes, xidHeader, dbInfo uint64 }
+
+// settingsTrack is a span's settings counts, or the exporter's merged
+// ones with the relations created by transactions still open.
+type settingsTrack struct {
+	byHour  map[growthKey]*settingsCell
+	lastKey growthKey
+	last    *settingsCell
+	// dataLen[rmgr][info>>4][block id] = {count, sum}
+	dataLen [256]*[16][][2]uint64
+	// created are the relations each transaction created (smgr CREATE),
+	// of this span, or (the exporter's) of the transactions open after
+	// the spans merged; ended the transactions the span saw end.
+	created map[xlog.XID]map[decode.RelFileLocator]bool
+	ended   []xlog.XID
+	// cands are the span's records of transactions it did not see create
+	// their relation (resolved at the merge).
+	cands    map[candKey]*candSums
+	lastCand candKey
+	lastSums *candSums
+}
+
+func (t *settingsTrack) cell(k growthKey) *settingsCell {
+	if t.last != nil && t.lastKey == k {
+		return t.last
+	}
+	c := t.byHour[k]
+	if c == nil {
+		if t.byHour == nil {
+			t.byHour = map[growthKey]*settingsCell{}
+		}
+		c = newSettingsCell()
+		t.byHour[k] = c
+	}
+	t.lastKey, t.last = k, c
+	return c
+}
+
+// imageHeader is the block header bytes an image adds: the 5-byte
+// XLogRecordBlockImageHeader, and the 2-byte compress header when a
+// compressed image has a hole (whatif's imageHeader).
+func imageHeader(b *decode.BlockRef) uint64 {
+	if b.Compression != decode.CompressNone && b.HoleLength > 0 {
+		return 7
+	}
+	return 5
+}
+
+// addSettings counts rec in the hour of k (the growth cell's hour).
+func (s *Span) addSettings(rec *decode.Record, k growthKey) {
+	t := &s.growth.settings
+	k = growthKey{hour: k.hour, pending: k.pending}
+	c := t.cell(k)
+	h := &rec.Header
+	id, info := h.Rmid, h.Info
+	// full_page_writes = off (whatif.placeWithout with forcedImage), and
+	// the data lengths it learns (DataLenLearner).
+	for i := range rec.Blocks {
+		b := &rec.Blocks[i]
+		if !b.HasImage {
+			row := t.dataLen[id]
+			if row == nil {
+				row = &[16][][2]uint64{}
+				t.dataLen[id] = row
+			}
+			col := &row[info>>4]
+			for int(b.ID) >= len(*col) {
+				*col = append(*col, [2]uint64{})
+			}
+			(*col)[b.ID][0]++
+			(*col)[b.ID][1] += uint64(b.DataLen)
+			continue
+		}
+		if id == xlog.RmgrXLOG || !b.Apply {
+			continue // forced: written whatever full_page_writes says
+		}
+		c.fpwImages++
+		c.fpwBytes += uint64(b.ImageLen) + imageHeader(b)
+		if b.DataLen == 0 {
+			if c.noData == nil {
+				c.noData = map[[3]uint8]uint64{}
+			}
+			c.noData[[3]uint8{uint8(id), info & 0xF0, b.ID}]++
+		}
+	}
+	// wal_level: the evidence (whatif.LevelGuesser), then what the lower
+	// levels drop (whatif.placeLevel).
+	if cp, ok := rmgr.Checkpoint(rec); ok && cp.WalLevel >= xlog.WalLevelMinimal {
+		c.stated = cp.WalLevel
+	}
+	if pc, ok := rmgr.ParameterChange(rec); ok {
+		c.stated = pc.WalLevel
+	}
+	md := rec.MainData
+	switch {
+	case id == xlog.RmgrHeap2 && info&0x70 == 0x70, id == xlog.RmgrTransaction && info&0x70 == 0x60, rec.ToplevelXID != 0:
+		c.logical = true
+	case id == xlog.RmgrHeap && info&0x70 == 0x00 && len(md) >= 3 && md[2]&0x08 != 0,
+		id == xlog.RmgrHeap && (info&0x70 == 0x20 || info&0x70 == 0x40) && len(md) >= 8 && md[7]&0x10 != 0:
+		c.logical = true
+	case id == xlog.RmgrStandby && (info&0xF0 == 0x00 || info&0xF0 == 0x10):
+		c.replica = true
+	}
+	tot := uint64(h.TotLen)
+	if id == xlog.RmgrHeap2 && info&0x70 == 0x70 || id == xlog.RmgrTransaction && info&0x70 == 0x60 {
+		c.logicalOnly += tot // NEW_CID, INVALIDATION
+		return
+	}
+	var xidHeader, dbInfo uint64
+	if rec.ToplevelXID != 0 {
+		xidHeader = 5
+	}
+	if id == xlog.RmgrTransaction && info&0x80 != 0 && (info&0x70 == 0x00 || info&0x70 == 0x20) {
+		if len(md) >= 12 && le32(md[8:])&0x0D == 0x01 {
+			dbInfo = 8
+			if le32(md[8:]) == 0x01 {
+				dbInfo += 4
+			}
+		}
+	}
+	drop := func() {
+		c.minDropped += tot
+		c.minXidHeader += xidHeader
+		c.minDBInfo += dbInfo
+	}
+	if id == xlog.RmgrStandby && (info&0xF0 == 0x00 || info&0xF0 == 0x10) {
+		drop()
+		return
+	}
+	xid := h.XID
+	if rec.ToplevelXID != 0 {
+		xid = rec.ToplevelXID
+	}
+	if id == xlog.RmgrStorage && info&0xF0 == 0x10 && xid != 0 && len(md) >= 16 {
+		// smgr CREATE: xl_smgr_create { RelFileLocator rlocator; ForkNumber forkNum }
+		rel := decode.RelFileLocator{SpcOID: le32(md[0:]), DBOID: le32(md[4:]), RelNumber: le32(md[8:])}
+		if t.created == nil {
+			t.created = map[xlog.XID]map[decode.RelFileLocator]bool{}
+		}
+		if t.created[xid] == nil {
+			t.created[xid] = map[decode.RelFileLocator]bool{}
+		}
+		t.created[xid][rel] = true
+	}
+	if len(rec.Blocks) > 0 && xid != 0 {
+		rels := t.created[xid]
+		all, one := true, true
+		for i := range rec.Blocks {
+			all = all && rels[rec.Blocks[i].Rel]
+			one = one && rec.Blocks[i].Rel == rec.Blocks[0].Rel
+		}
+		if all && rels != nil {
+			drop()
+			return
+		}
+		if one {
+			// The relation may have been created by the transaction in a
+			// span before this one: settled at the merge.
+			ck := candKey{k, xid, rec.Blocks[0].Rel}
+			cs := t.lastSums
+			if cs == nil || t.lastCand != ck {
+				cs = t.cands[ck]
+				if cs == nil {
+					if t.cands == nil {
+						t.cands = map[candKey]*candSums{}
+					}
+					cs = &candSums{}
+					t.cands[ck] = cs
+				}
+				t.lastCand, t.lastSums = ck, cs
+			}
+			cs.bytes += tot
+			cs.xidHeader += xidHeader
+			cs.dbInfo += dbInfo
+			return
+		}
+	}
+	if _, ok := rmgr.XactEnd(rec); ok {
+		t.ended = append(t.ended, xid)
+		delete(t.created, xid)
+	}
+	c.xidHeader += xidHeader
+	c.dbInfo += dbInfo
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// mergeSettings takes span s's counts (after those of the spans before
+// it); a pending hour takes beforeHour if before.
+func (t *settingsTrack) mergeSettings(s *settingsTrack, beforeHour int64, before bool) {
+	resolve := func(k growthKey) growthKey {
+		if k.pending && before {
+			k.pending, k.hour = false, beforeHour
+		}
+		return k
+	}
+	// The candidates: dropped if the transaction created the relation in
+	// a span before (t.created: open at the end of those spans).
+	for ck, cs := range s.cands {
+		c := t.cell(resolve(ck.hour))
+		if t.created[ck.xid][ck.rel] {
+			c.minDropped += cs.bytes
+			c.minXidHeader += cs.xidHeader
+			c.minDBInfo += cs.dbInfo
+		} else {
+			c.xidHeader += cs.xidHeader
+			c.dbInfo += cs.dbInfo
+		}
+	}
+	for k, c := range s.byHour {
+		t.cell(resolve(k)).add(c)
+	}
+	for id, row := range s.dataLen {
+		if row == nil {
+			continue
+		}
+		if t.dataLen[id] == nil {
+			t.dataLen[id] = &[16][][2]uint64{}
+		}
+		for info, col := range row {
+			dst := &t.dataLen[id][info]
+			for len(*dst) < len(col) {
+				*dst = append(*dst, [2]uint64{})
+			}
+			for b, v := range col {
+				(*dst)[b][0] += v[0]
+				(*dst)[b][1] += v[1]
+			}
+		}
+	}
+	// The transactions still open with relations they created: those of
+	// the spans before, less the ones that ended in s, and s's own.
+	for _, x := range s.ended {
+		delete(t.created, x)
+	}
+	for x, rels := range s.created {
+		if t.created == nil {
+			t.created = map[xlog.XID]map[decode.RelFileLocator]bool{}
+		}
+		if t.created[x] == nil {
+			t.created[x] = map[decode.RelFileLocator]bool{}
+		}
+		for r := range rels {
+			t.created[x][r] = true
+		}
+	}
+}
+
+// summary is the batch's estimate, by day; pendingHour is the hour of the
+// cells still pending.
+func (t *settingsTrack) summary(pendingHour int64, dayOfHour func(int64) string) *GrowthSettings {
+	out := &GrowthSettings{Version: GrowthSettingsVersion, DataLen: [][5]uint64{}, Days: []GrowthSettingsDay{}}
+	for id, row := range t.dataLen {
+		if row == nil {
+			continue
+		}
+		for info, col := range row {
+			for b, v := range col {
+				if v[0] > 0 {
+					out.DataLen = append(out.DataLen, [5]uint64{uint64(id), uint64(info) << 4, uint64(b), v[0], v[1]})
+				}
+			}
+		}
+	}
+	// Days in WAL order of their cells: the hours sorted (pending ones are
+	// the batch's first), so that the last stated level is the last.
+	keys := make([]growthKey, 0, len(t.byHour))
+	for k := range t.byHour {
+		keys = append(keys, k)
+	}
+	hourOf := func(k growthKey) int64 {
+		if k.pending {
+			return pendingHour
+		}
+		return k.hour
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := hourOf(keys[i]), hourOf(keys[j])
+		if a != b {
+			return a < b
+		}
+		return keys[i].pending && !keys[j].pending
+	})
+	byDay := map[string]*settingsCell{}
+	var order []string
+	for _, k := range keys {
+		d := dayOfHour(hourOf(k))
+		if byDay[d] == nil {
+			byDay[d] = newSettingsCell()
+			order = append(order, d)
+		}
+		byDay[d].add(t.byHour[k])
+	}
+	sort.Strings(order)
+	for _, d := range order {
+		c := byDay[d]
+		day := GrowthSettingsDay{Day: d, FPWImages: c.fpwImages, FPWBytes: c.fpwBytes, LogicalOnly: c.logicalOnly,
+			XidHeader: c.xidHeader, DBInfo: c.dbInfo, MinimalDropped: c.minDropped, MinimalXidHeader: c.minXidHeader, MinimalDBInfo: c.minDBInfo,
+			Logical: c.logical, Replica: c.replica}
+		if c.stated.Valid() {
+			day.StatedLevel = c.stated.String()
+		}
+		for k, n := range c.noData {
+			day.FPWNoData = append(day.FPWNoData, [4]uint64{uint64(k[0]), uint64(k[1]), uint64(k[2]), n})
+		}
+		sort.Slice(day.FPWNoData, func(i, j int) bool {
+			a, b := day.FPWNoData[i], day.FPWNoData[j]
+			for x := range 3 {
+				if a[x] != b[x] {
+					return a[x] < b[x]
+				}
+			}
+			return false
+		})
+		out.Days = append(out.Days, day)
+	}
+	return out
+}
