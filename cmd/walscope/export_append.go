@@ -117,9 +117,9 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	}
 	last := m.Last()
 	if last != nil {
-		// A run killed after committing a merge leaves the merged batches'
-		// files: removed now.
-		removeSupersededOrSay(stderr, target, tree, root, m, last.Supersedes, last)
+		// A run killed after committing a merge leaves the files it
+		// merged: removed now.
+		removeReplacedOrSay(stderr, target, tree, root, last)
 	}
 
 	in, err := resolveInput(c)
@@ -138,16 +138,23 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	r.Close()
 	var start xlog.LSN
 	hashes := archive.NewSegmentChecksums(src)
+	var exported *exportedCheck // nil: no batch before
 	if last != nil {
 		start, _ = xlog.ParseLSN(last.End)
-		if changed := checkExported(hashes, m, last, segSize, c.Bool("verify-exported")); len(changed) > 0 {
-			return &exitError{code: exitSegmentChanged, noHint: true, msg: fmt.Sprintf("%s: %d segment(s) changed since batch %d exported them (re-pushed or damaged), nothing appended: %s",
-				target, len(changed), last.ID, strings.Join(changed, "; "))}
+		// The checksums of the segments the batch will read (the last
+		// one's end segment first), computed while it reads them.
+		hashes.Prefetch(uint64(start)/uint64(segSize), segSize)
+		exported = checkExported(target, hashes, m, last, segSize, c.Bool("verify-exported"))
+		if err := exported.now(); err != nil {
+			return err
 		}
 		if err := forkedBefore(src, last, start); err != nil {
 			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
 		}
 		if !holdsAfter(src, start, segSize) {
+			if err := exported.wait(); err != nil {
+				return err
+			}
 			fmt.Fprintf(stderr, "walscope: %s: nothing to append: the input holds no WAL after %s, the end of batch %d\n", target, start, last.ID)
 			return nil
 		}
@@ -163,12 +170,15 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	if err != nil {
 		return readerSetupError(err)
 	}
-	// The checksums of the segments the batch will read, computed while
-	// it reads them.
-	hashes.Prefetch(uint64(start)/uint64(segSize), segSize)
+	if last == nil {
+		hashes.Prefetch(0, segSize)
+	}
 	err = exportFirstPass(c, in, r, &cfg)
 	r.Close()
 	if err != nil {
+		if e := exported.wait(); e != nil {
+			return e // (what made the reading fail)
+		}
 		return err
 	}
 	if last != nil {
@@ -212,6 +222,9 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		}
 		return false, nil
 	})
+	if e := exported.wait(); e != nil {
+		return e // before the batch commits, and before a reading error it may explain
+	}
 	if err != nil {
 		if e := publishErr(err); e != nil {
 			return e
@@ -265,11 +278,11 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			return err
 		}
 	}
-	removeSupersededOrSay(stderr, target, tree, root, m, b.Supersedes, &b)
+	removeReplacedOrSay(stderr, target, tree, root, &b)
 	if !c.Bool("quiet") {
 		rows := b.Tables[export.TableRecords].Rows
 		fmt.Fprintf(stderr, "walscope: %s: batch %d: %s to %s, %d segments, %d records, days %s%s\n",
-			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","), mergedNote(b.Supersedes))
+			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","), mergedNote(&b))
 	}
 	return nil
 }
@@ -324,47 +337,6 @@ func carryOver(cfg *export.Config, last *export.Batch, segSize uint32) error {
 		}
 	}
 	return nil
-}
-
-// checkExported returns the segments of the input that differ from what
-// the manifest recorded of them: every one whose plain file's size differs,
-// and the SHA-256 of the segment the last batch ended in (the next batch
-// reads it again), or of every one with all.
-func checkExported(hashes *archive.SegmentChecksums, m *export.Manifest, last *export.Batch, segSize uint32, all bool) []string {
-	src := hashes.Source()
-	end, _ := xlog.ParseLSN(last.End)
-	boundary := xlog.NewSegmentName(xlog.TimeLineID(last.EndTimeline), uint64(end)/uint64(segSize), segSize).String()
-	var changed []string
-	for _, f := range src.Segments() {
-		name := segmentFileName(f)
-		want, ok := m.Segment(name)
-		if !ok {
-			continue
-		}
-		if size := f.Size; filepath.Base(f.Path) == name {
-			// A plain file: its size, from the listing or the file system.
-			if size <= 0 && !objstore.IsURL(f.Path) {
-				if st, err := os.Stat(f.Path); err == nil {
-					size = st.Size()
-				}
-			}
-			if size > 0 && size != want.Size {
-				changed = append(changed, fmt.Sprintf("%s: %d bytes, exported with %d", f.Path, size, want.Size))
-				continue
-			}
-		}
-		if !all && name != boundary {
-			continue
-		}
-		size, sum, err := hashes.Get(f)
-		switch {
-		case err != nil:
-			changed = append(changed, fmt.Sprintf("%s: %v", f.Path, err))
-		case size != want.Size || sum != want.SHA256:
-			changed = append(changed, fmt.Sprintf("%s: sha256 %s (%d bytes), exported with %s (%d bytes)", f.Path, sum, size, want.SHA256, want.Size))
-		}
-	}
-	return changed
 }
 
 // forkedBefore returns an error when the newest timeline's history (the one
