@@ -234,8 +234,8 @@ func TestMergeRuns(t *testing.T) {
 		{64, 0, "e2+e3+o1+o2"}, // e1 stays: 60 more would pass 64
 		{71, 0, "e1+e2+e3+o1+o2"},
 		{8, 0, "e3+o1+o2"},
-		{2, 0, "o1 o2"},    // nothing fits with another: as they are
-		{64, 2, "o1+o2"},   // two rows a file: e3 stays
+		{2, 0, "o1 o2"},  // nothing fits with another: as they are
+		{64, 2, "o1+o2"}, // two rows a file: e3 stays
 		{64, 3, "e3+o1+o2"},
 	} {
 		if got := show(mergeRuns(files, c.below, c.rows)); got != c.want {
