@@ -90,10 +90,22 @@ func (s *Span) sizeImages(dec *decode.Decoder, rec *decode.Record, k growthKey) 
 		w.Stored += uint64(b.ImageLen)
 		off, hl := int(b.HoleOffset), int(b.HoleLength)
 		w.Off += uint64(z.rc.EstimateImage(z.page, off, hl, decode.CompressNone).StoredLen)
-		w.PGLZ += uint64(z.rc.EstimateImage(z.page, off, hl, decode.CompressPGLZ).StoredLen)
-		w.LZ4 += uint64(z.rc.EstimateImage(z.page, off, hl, decode.CompressLZ4).StoredLen)
-		w.Zstd += uint64(z.rc.EstimateImage(z.page, off, hl, decode.CompressZstd).StoredLen)
+		w.PGLZ += z.size(b, off, hl, decode.CompressPGLZ)
+		w.LZ4 += z.size(b, off, hl, decode.CompressLZ4)
+		w.Zstd += z.size(b, off, hl, decode.CompressZstd)
 	}
+}
+
+// size is the image's bimg_len under method: the one the WAL stores when
+// the image was compressed with method (what the server wrote, with the
+// library it was built with: exact where the recompression is not quite,
+// as klauspost's zstd against libzstd, and a compression fewer), else the
+// page compressed again.
+func (z *growthSizer) size(b *decode.BlockRef, holeOffset, holeLength int, method decode.Compression) uint64 {
+	if b.Compression == method {
+		return uint64(b.ImageLen)
+	}
+	return uint64(z.rc.EstimateImage(z.page, holeOffset, holeLength, method).StoredLen)
 }
 
 // mergeSizer takes span s's sample, its pending hours given before's hour

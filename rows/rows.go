@@ -112,7 +112,6 @@ type Relation struct {
 	Created bool
 	desc    []tuple.Attr
 	toastID uint32
-	toast   *table.ToastIndex // its TOAST values (nil without a TOAST table)
 }
 
 // Name is the relation's schema-qualified, quoted name.
@@ -411,7 +410,8 @@ type dbState struct {
 	files   map[decode.RelFileLocator]uint32 // file -> relation oid
 	class   decode.RelFileLocator            // pg_class's file
 	attr    decode.RelFileLocator            // pg_attribute's file
-	toast   *tuple.ToastStore // the TOAST chunks the transaction inserted (from its records)
+	toast   *tuple.ToastStore
+	loaded  map[uint32]bool // TOAST relations whose visible chunks are in toast
 }
 
 type builder struct {
@@ -479,7 +479,7 @@ func (b *builder) db(oid uint32) (*dbState, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()),
+	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()), loaded: map[uint32]bool{},
 		created: map[uint32]bool{}}
 	for _, c := range cat.Classes() {
 		switch c.Kind {
@@ -818,12 +818,21 @@ func (b *builder) relation(k relKey) (*Relation, error) {
 	rel.Key, rel.KeyKind = keyOf(cat, cls, tab)
 	if tc := cat.Toast(cls); tc != nil {
 		rel.toastID = tc.OID
-		// the values visible before the commit from the TOAST table's
-		// pages (table.ToastIndex, which table.Open made), those the
-		// transaction inserted from its records
-		if x := tab.Toast(); x != nil {
-			x.Extra = s.toast
-			rel.toast = x
+		if !s.loaded[tc.OID] {
+			s.loaded[tc.OID] = true
+			tl, err := cat.Locator(tc)
+			if err != nil {
+				return nil, err
+			}
+			err = b.r.VisibleTuples(tl, func(blk uint32, off uint16, tup []byte) error {
+				if err := s.toast.AddTuple(tc.OID, tup); err != nil {
+					return fmt.Errorf("TOAST table %s, tuple (%d,%d): %w", tc.Name, blk, off, err)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	b.rels[k] = rel
@@ -895,10 +904,7 @@ func (b *builder) decodeRow(rel *Relation, tup []byte, blk uint32, off uint16) (
 			continue
 		}
 		var d tuple.Detoaster
-		switch {
-		case rel.toast != nil:
-			d = rel.toast
-		case s != nil:
+		if s != nil {
 			d = s.toast
 		}
 		v, err := vals[idx].Detoast(nil, d)

@@ -63,7 +63,7 @@ func relListed(t *testing.T, ds string) []string {
 }
 
 // globEqualsListed checks that a glob over the dataset reads exactly the
-// files the manifest lists (no replaced file left).
+// files the manifest lists (no superseded file left).
 func globEqualsListed(t *testing.T, what, ds string) {
 	t.Helper()
 	for _, table := range export.Tables {
@@ -84,7 +84,7 @@ func TestAppendMerge(t *testing.T) {
 	fx := growthFixture(t)
 	merged := filepath.Join(t.TempDir(), "merged")
 	plain := filepath.Join(t.TempDir(), "plain")
-	merging, replaced := 0, 0
+	superseding := 0
 	for i, files := range nightFiles(t, fx) {
 		appendNight(t, merged, newWALOnly(t, merged, files))
 		noMerge := newWALOnly(t, plain, files)
@@ -96,18 +96,17 @@ func TestAppendMerge(t *testing.T) {
 	m, _ := export.ReadManifest(os.DirFS(merged))
 	mp, _ := export.ReadManifest(os.DirFS(plain))
 	for _, b := range m.Batches {
-		if len(b.Replaces) > 0 {
-			merging++
-			replaced += len(b.Replaces)
+		if len(b.Supersedes) > 0 {
+			superseding++
 		}
 	}
 	for _, b := range mp.Batches {
-		if len(b.Replaces) > 0 {
-			t.Errorf("--no-merge: batch %d replaces %v", b.ID, b.Replaces)
+		if len(b.Supersedes) > 0 {
+			t.Errorf("--no-merge: batch %d supersedes %v", b.ID, b.Supersedes)
 		}
 	}
-	if len(m.Batches) != len(mp.Batches) || merging == 0 {
-		t.Errorf("%d batches merged (%d merging), %d with --no-merge", len(m.Batches), merging, len(mp.Batches))
+	if len(m.Batches) != len(mp.Batches) || superseding == 0 {
+		t.Errorf("%d batches merged (%d superseding), %d with --no-merge", len(m.Batches), superseding, len(mp.Batches))
 	}
 	globEqualsListed(t, "last night", merged)
 	whole := filepath.Join(t.TempDir(), "whole")
@@ -121,7 +120,7 @@ func TestAppendMerge(t *testing.T) {
 		t.Errorf("growth over the merged dataset (%d bytes of JSON) differs from over the unmerged one (%d)", len(a), len(b))
 	}
 	nm, np, nw := parquetCount(t, merged), parquetCount(t, plain), parquetCount(t, whole)
-	t.Logf("%d batches (%d merged %d earlier files into theirs): %d Parquet files merged, %d with --no-merge, %d for one export of the whole archive", len(m.Batches), merging, replaced, nm, np, nw)
+	t.Logf("%d batches (%d superseding others): %d Parquet files merged, %d with --no-merge, %d for one export of the whole archive", len(m.Batches), superseding, nm, np, nw)
 	if nm >= np || nm > nw {
 		t.Errorf("merged: %d files, --no-merge %d, one export %d", nm, np, nw)
 	}
@@ -154,7 +153,7 @@ func TestAppendMergeKilled(t *testing.T) {
 	}
 	appendNight(t, ref, last)
 	mr, _ := export.ReadManifest(os.DirFS(ref))
-	if len(mr.Last().Replaces) == 0 {
+	if len(mr.Last().Supersedes) == 0 {
 		t.Fatalf("the reference's last batch merges nothing: %+v", mr.Last())
 	}
 	rows := func(ds string) map[string][]string {
