@@ -403,10 +403,14 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 			full = path.Clean(full)
 		}
 		m := &tarMember{arc: a, name: h.Name, off: off, size: h.Size, typ: h.Typeflag, link: h.Linkname, mem: data}
-		if spill && data == nil && h.Typeflag == tar.TypeReg && h.Size > memLimit && h.Size <= spillLimit && s.spilled+h.Size <= s.cache.limit/4 && s.spilled+h.Size <= spillBudget {
+		if spill && data == nil && h.Typeflag == tar.TypeReg && h.Size > memLimit && h.Size <= spillLimit &&
+			s.spilled+h.Size <= s.cache.limit/4 && s.spilled+h.Size <= spillBudget && s.cache.get(p+"\x00"+h.Name) == nil {
 			s.spilled += h.Size
 			if _, err := s.cache.put(p+"\x00"+h.Name, body, h.Size); err != nil {
-				return fmt.Errorf("%w: tar member %s at offset %d of the tar: %v", ErrDamaged, h.Name, off, err)
+				// not kept (a temporary directory that cannot be
+				// written, ...): the member is decompressed when asked
+				// for, and a damaged stream fails the next header
+				s.spilled = spillBudget
 			}
 		}
 		if h.Typeflag == tar.TypeDir && s.kids[full] == nil {

@@ -319,3 +319,24 @@ func TestSpill(t *testing.T) {
 	}
 	t.Logf("%d members of %d bytes or more identical to tar -x's, %d bytes decompressed at Open, none after", n, memLimit, ts.spilled)
 }
+
+// TestSpillCut: a zstd-compressed base.tar cut short, at points inside
+// members the index pass decompresses into the cache: Open fails with
+// ErrDamaged naming the file (not a backup with a file missing).
+func TestSpillCut(t *testing.T) {
+	raw, err := os.ReadFile("../fixtures/backup-pg15/base.tar.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{len(raw) / 3, len(raw) / 2, len(raw) * 2 / 3} {
+		p := filepath.Join(t.TempDir(), "base.tar.zst")
+		if err := os.WriteFile(p, raw[:at], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Open(p)
+		if err == nil {
+			b.Close()
+		}
+		wantErr(t, "Open", err, ErrDamaged, "base.tar.zst")
+	}
+}
