@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,7 +64,7 @@ func relListed(t *testing.T, ds string) []string {
 }
 
 // globEqualsListed checks that a glob over the dataset reads exactly the
-// files the manifest lists (no superseded file left).
+// files the manifest lists (no replaced file left).
 func globEqualsListed(t *testing.T, what, ds string) {
 	t.Helper()
 	for _, table := range export.Tables {
@@ -84,7 +85,7 @@ func TestAppendMerge(t *testing.T) {
 	fx := growthFixture(t)
 	merged := filepath.Join(t.TempDir(), "merged")
 	plain := filepath.Join(t.TempDir(), "plain")
-	superseding := 0
+	merging, replaced := 0, 0
 	for i, files := range nightFiles(t, fx) {
 		appendNight(t, merged, newWALOnly(t, merged, files))
 		noMerge := newWALOnly(t, plain, files)
@@ -96,17 +97,18 @@ func TestAppendMerge(t *testing.T) {
 	m, _ := export.ReadManifest(os.DirFS(merged))
 	mp, _ := export.ReadManifest(os.DirFS(plain))
 	for _, b := range m.Batches {
-		if len(b.Supersedes) > 0 {
-			superseding++
+		if len(b.Replaces) > 0 {
+			merging++
+			replaced += len(b.Replaces)
 		}
 	}
 	for _, b := range mp.Batches {
-		if len(b.Supersedes) > 0 {
-			t.Errorf("--no-merge: batch %d supersedes %v", b.ID, b.Supersedes)
+		if len(b.Replaces) > 0 {
+			t.Errorf("--no-merge: batch %d replaces %v", b.ID, b.Replaces)
 		}
 	}
-	if len(m.Batches) != len(mp.Batches) || superseding == 0 {
-		t.Errorf("%d batches merged (%d superseding), %d with --no-merge", len(m.Batches), superseding, len(mp.Batches))
+	if len(m.Batches) != len(mp.Batches) || merging == 0 {
+		t.Errorf("%d batches merged (%d merging), %d with --no-merge", len(m.Batches), merging, len(mp.Batches))
 	}
 	globEqualsListed(t, "last night", merged)
 	whole := filepath.Join(t.TempDir(), "whole")
@@ -120,7 +122,7 @@ func TestAppendMerge(t *testing.T) {
 		t.Errorf("growth over the merged dataset (%d bytes of JSON) differs from over the unmerged one (%d)", len(a), len(b))
 	}
 	nm, np, nw := parquetCount(t, merged), parquetCount(t, plain), parquetCount(t, whole)
-	t.Logf("%d batches (%d superseding others): %d Parquet files merged, %d with --no-merge, %d for one export of the whole archive", len(m.Batches), superseding, nm, np, nw)
+	t.Logf("%d batches (%d merged %d earlier files into theirs): %d Parquet files merged, %d with --no-merge, %d for one export of the whole archive", len(m.Batches), merging, replaced, nm, np, nw)
 	if nm >= np || nm > nw {
 		t.Errorf("merged: %d files, --no-merge %d, one export %d", nm, np, nw)
 	}
@@ -153,7 +155,7 @@ func TestAppendMergeKilled(t *testing.T) {
 	}
 	appendNight(t, ref, last)
 	mr, _ := export.ReadManifest(os.DirFS(ref))
-	if len(mr.Last().Supersedes) == 0 {
+	if len(mr.Last().Replaces) == 0 {
 		t.Fatalf("the reference's last batch merges nothing: %+v", mr.Last())
 	}
 	rows := func(ds string) map[string][]string {
@@ -198,5 +200,53 @@ func TestAppendMergeKilled(t *testing.T) {
 			}
 			globEqualsListed(t, "resumed", ds)
 		})
+	}
+}
+
+// TestAppendMergeFlags: --merge-below takes a size, not with --no-merge,
+// and both apply to --append only.
+func TestAppendMergeFlags(t *testing.T) {
+	archive := filepath.Join(exportFixture(t), "archive")
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--append", t.TempDir(), "--merge-below", "lots"}, `invalid value "lots" for option --merge-below`},
+		{[]string{"--append", t.TempDir(), "--merge-below", "0"}, `invalid value "0" for option --merge-below`},
+		{[]string{"--append", t.TempDir(), "--merge-below", "1MB", "--no-merge"}, "--no-merge and --merge-below cannot be combined"},
+		{[]string{"--out", t.TempDir(), "--merge-below", "1MB"}, "--merge-below applies to --append only"},
+		{[]string{"--out", t.TempDir(), "--no-merge"}, "--no-merge applies to --append only"},
+	} {
+		_, stderr, code := walscope(t, "", append(append([]string{"export"}, c.args...), archive)...)
+		if code != exitUsage || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, %q; want exit %d, %q", c.args, code, stderr, exitUsage, c.msg)
+		}
+	}
+	// 64kB: the fixture's nights merge less than by default (files of at
+	// most 64 kB), more than with --no-merge; the same rows.
+	ns := nights(t, archive, []int{3, 7, 10, 13})
+	count := map[string]int{}
+	var rows map[string][]string
+	for _, flags := range [][]string{nil, {"--merge-below", "64kB"}, {"--no-merge"}} {
+		ds := filepath.Join(t.TempDir(), "ds")
+		for _, n := range ns {
+			appendOK(t, ds, n, flags...)
+		}
+		globEqualsListed(t, fmt.Sprint(flags), ds)
+		count[fmt.Sprint(flags)] = parquetCount(t, ds)
+		got := map[string][]string{}
+		for _, table := range export.Tables {
+			_, got[table] = parquetRows(t, listed(t, ds, table), true)
+		}
+		if rows == nil {
+			rows = got
+		}
+		for table, r := range rows {
+			sameRows(t, fmt.Sprint(flags, " ", table), got[table], r)
+		}
+	}
+	t.Logf("Parquet files: %v", count)
+	if d, k, n := count["[]"], count["[--merge-below 64kB]"], count["[--no-merge]"]; !(d < k && k < n) {
+		t.Errorf("files: %d merged below 64MB, %d below 64kB, %d unmerged", d, k, n)
 	}
 }
