@@ -112,6 +112,7 @@ type Relation struct {
 	Created bool
 	desc    []tuple.Attr
 	toastID uint32
+	toast   *table.ToastIndex // its TOAST values (nil without a TOAST table)
 }
 
 // Name is the relation's schema-qualified, quoted name.
@@ -182,11 +183,14 @@ type Result struct {
 	CatalogFromWAL bool
 
 	r *replay.Replay
-	// from Open: the replay's changes, read back and decoded by b as All
-	// and Backward yield them; total is how many they yield
-	list  *replay.ChangeList
-	b     *builder
-	total int
+	// from Open (stream): the replay's changes, read back and decoded by
+	// b (with a backup) or w (without) as All and Backward yield them;
+	// total is how many they yield
+	stream bool
+	list   *replay.ChangeList
+	b      *builder
+	w      *walBuilder
+	total  int
 }
 
 // Close releases the replay's pages and the changes it kept.
@@ -194,7 +198,7 @@ func (res *Result) Close() error { return res.r.Close() }
 
 // Len is how many changes All yields.
 func (res *Result) Len() int {
-	if res.b == nil {
+	if !res.stream {
 		return len(res.Changes)
 	}
 	return res.total
@@ -215,7 +219,7 @@ func (res *Result) Backward() iter.Seq2[*Change, error] { return res.read(true) 
 
 func (res *Result) read(backward bool) iter.Seq2[*Change, error] {
 	return func(yield func(*Change, error) bool) {
-		if res.b == nil {
+		if !res.stream {
 			ch := res.Changes
 			if !backward {
 				for i := range ch {
@@ -248,9 +252,15 @@ func (res *Result) read(backward bool) iter.Seq2[*Change, error] {
 		b := res.b
 		seq, idx, step := res.list.All(), -1, 1
 		if backward {
-			seq, idx, step = res.list.Backward(), b.count, -1
+			seq, step = res.list.Backward(), -1
+			if b != nil {
+				idx = b.count
+			}
 		}
 		group := func(i int) bool {
+			if b == nil {
+				return true
+			}
 			gs := b.groups[i]
 			for n := range gs {
 				g := gs[n]
@@ -272,15 +282,20 @@ func (res *Result) read(backward bool) iter.Seq2[*Change, error] {
 			if backward && !group(idx) {
 				return
 			}
-			if k, ok := b.rowKey(c); ok && b.wanted(k) {
-				ch, err := b.rowChange(c, k)
-				if err != nil {
-					yield(nil, err)
-					return
+			var ch *Change
+			if res.w != nil {
+				if cls := res.w.classOf(c); cls != nil {
+					ch, err = res.w.change(c, cls)
 				}
-				if !yield(ch, nil) {
-					return
-				}
+			} else if k, ok := b.rowKey(c); ok && b.wanted(k) {
+				ch, err = b.rowChange(c, k)
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if ch != nil && !yield(ch, nil) {
+				return
 			}
 			if !backward && !group(idx) {
 				return
@@ -305,7 +320,7 @@ const pgClassOID = 1259
 // at a time, in bounded memory whatever the transaction's size.
 func Changes(cfg Config) (*Result, error) {
 	res, err := Open(cfg)
-	if err != nil || res.b == nil {
+	if err != nil || !res.stream {
 		return res, err
 	}
 	res.Changes = make([]Change, 0, res.total)
@@ -316,7 +331,7 @@ func Changes(cfg Config) (*Result, error) {
 		}
 		res.Changes = append(res.Changes, *c)
 	}
-	res.b, res.list = nil, nil
+	res.stream, res.b, res.w, res.list = false, nil, nil, nil
 	return res, nil
 }
 
@@ -326,8 +341,8 @@ func Changes(cfg Config) (*Result, error) {
 // cfg.ChangeMemoryBytes, and they are decoded as they are read; the rows
 // of a table the transaction truncated or dropped are read from its pages
 // when they are given (only the rows the transaction itself wrote to it
-// before are held). Without a backup, the changes are all in memory
-// (Result.Changes) as Changes gives them.
+// before are held). Without a backup too, the changes are read back and
+// decoded one at a time (once beforehand, to count what the WAL lacks).
 func Open(cfg Config) (*Result, error) {
 	if cfg.XID < 3 {
 		return nil, fmt.Errorf("transaction %d: %w", cfg.XID, replay.ErrTarget)
@@ -368,7 +383,7 @@ func Open(cfg Config) (*Result, error) {
 		}
 		b.only = &relKey{rel.Database.OID, rel.Class.OID}
 	}
-	res.list, res.b = r.WatchedChanges(), b
+	res.stream, res.list, res.b = true, r.WatchedChanges(), b
 	if err := b.build(res.list); err != nil {
 		r.Close()
 		return nil, err
@@ -410,8 +425,7 @@ type dbState struct {
 	files   map[decode.RelFileLocator]uint32 // file -> relation oid
 	class   decode.RelFileLocator            // pg_class's file
 	attr    decode.RelFileLocator            // pg_attribute's file
-	toast   *tuple.ToastStore
-	loaded  map[uint32]bool // TOAST relations whose visible chunks are in toast
+	toast   *tuple.ToastStore                // the TOAST chunks the transaction inserted (from its records)
 }
 
 type builder struct {
@@ -479,7 +493,7 @@ func (b *builder) db(oid uint32) (*dbState, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()), loaded: map[uint32]bool{},
+	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()),
 		created: map[uint32]bool{}}
 	for _, c := range cat.Classes() {
 		switch c.Kind {
@@ -818,21 +832,12 @@ func (b *builder) relation(k relKey) (*Relation, error) {
 	rel.Key, rel.KeyKind = keyOf(cat, cls, tab)
 	if tc := cat.Toast(cls); tc != nil {
 		rel.toastID = tc.OID
-		if !s.loaded[tc.OID] {
-			s.loaded[tc.OID] = true
-			tl, err := cat.Locator(tc)
-			if err != nil {
-				return nil, err
-			}
-			err = b.r.VisibleTuples(tl, func(blk uint32, off uint16, tup []byte) error {
-				if err := s.toast.AddTuple(tc.OID, tup); err != nil {
-					return fmt.Errorf("TOAST table %s, tuple (%d,%d): %w", tc.Name, blk, off, err)
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
+		// the values visible before the commit from the TOAST table's
+		// pages (table.ToastIndex, which table.Open made), those the
+		// transaction inserted from its records
+		if x := tab.Toast(); x != nil {
+			x.Extra = s.toast
+			rel.toast = x
 		}
 	}
 	b.rels[k] = rel
@@ -904,7 +909,10 @@ func (b *builder) decodeRow(rel *Relation, tup []byte, blk uint32, off uint16) (
 			continue
 		}
 		var d tuple.Detoaster
-		if s != nil {
+		switch {
+		case rel.toast != nil:
+			d = rel.toast
+		case s != nil:
 			d = s.toast
 		}
 		v, err := vals[idx].Detoast(nil, d)

@@ -77,16 +77,12 @@ func walOnly(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	rc := replay.Config{NoBackup: true, Start: cfg.Start, BlockSize: cfg.BlockSize, WAL: cfg.WAL, Options: cfg.Options,
-		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
+		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, ChangeMemoryBytes: cfg.ChangeMemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
 	r, end, lsn, err := runToCommit(rc, cfg.XID)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := r.Changes()
-	if err != nil {
-		r.Close()
-		return nil, err
-	}
+	changes := r.WatchedChanges()
 	fromWAL := false
 	if cfg.Catalog == nil {
 		// the catalog from the catalog pages the WAL read shows
@@ -96,7 +92,11 @@ func walOnly(cfg Config) (*Result, error) {
 		}
 		db, seen := uint32(0), map[decode.RelFileLocator]bool{}
 		var files []decode.RelFileLocator
-		for _, c := range changes {
+		for c, err := range changes.All() {
+			if err != nil {
+				r.Close()
+				return nil, err
+			}
 			if c.Op == replay.ChangeTruncate || c.Rel.RelNumber < firstNormalObjectID || seen[c.Rel] {
 				continue
 			}
@@ -120,7 +120,7 @@ func walOnly(cfg Config) (*Result, error) {
 		r.Close()
 		return nil, fmt.Errorf("%w: the catalog file is of PostgreSQL %d, the WAL of %d", ErrCatalogFile, cfg.Catalog.Version, r.Version())
 	}
-	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r, WALOnly: true, CatalogFromWAL: fromWAL}
+	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r, WALOnly: true, CatalogFromWAL: fromWAL, stream: true, list: changes}
 	w := &walBuilder{res: res, r: r, cat: cfg.Catalog, rels: map[uint32]*Relation{}, files: map[decode.RelFileLocator]uint32{},
 		toast: tuple.NewToastStore(r.BlockSize()), missing: map[Missing]int{}}
 	for _, c := range cfg.Catalog.Classes() {
@@ -140,11 +140,16 @@ func walOnly(cfg Config) (*Result, error) {
 		r.Close()
 		return nil, err
 	}
+	res.w = w
 	// files the transaction's own pg_class updates replaced (TRUNCATE,
 	// a rewrite): a catalog exported after the commit names the new file
 	replaced := map[decode.RelFileLocator]uint32{}
 	dec := catalog.NewDecoder(r.Version())
-	for _, c := range changes {
+	for c, err := range changes.All() {
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
 		if c.Op != replay.ChangeUpdate || c.Rel.RelNumber != pgClassOID || c.Rel.DBOID != cfg.Catalog.DatabaseOID || c.Old == nil || c.New == nil {
 			continue // pg_class's initdb file (mapped; VACUUM FULL pg_class gives it another)
 		}
@@ -246,9 +251,16 @@ type walBuilder struct {
 	order   []Missing
 }
 
-func (w *walBuilder) build(changes []*replay.Change) error {
+// build reads the changes twice (none kept): the TOAST chunks the
+// transaction inserted, then the relations changed, the count of changes
+// and what the WAL lacks of them (decoded, to know); All decodes them
+// again as it gives them.
+func (w *walBuilder) build(changes *replay.ChangeList) error {
 	// the TOAST chunks the transaction inserted
-	for _, c := range changes {
+	for c, err := range changes.All() {
+		if err != nil {
+			return err
+		}
 		if c.Op != replay.ChangeInsert {
 			continue
 		}
@@ -265,27 +277,34 @@ func (w *walBuilder) build(changes []*replay.Change) error {
 		}
 	}
 	unknownFiles := map[decode.RelFileLocator]int{}
-	for _, c := range changes {
+	for c, err := range changes.All() {
+		if err != nil {
+			return err
+		}
 		if c.Op == replay.ChangeTruncate {
 			w.res.Skipped = append(w.res.Skipped, fmt.Sprintf("TRUNCATE at %s of relations %v: the rows a TRUNCATE removes are not in the WAL without a backup", c.LSN, c.RelIDs))
 			continue
 		}
-		if c.Rel.DBOID != w.cat.DatabaseOID {
+		if _, ok := w.files[c.Rel]; c.Rel.DBOID != w.cat.DatabaseOID || !ok {
 			unknownFiles[c.Rel]++
 			continue
 		}
-		oid, ok := w.files[c.Rel]
-		if !ok {
-			unknownFiles[c.Rel]++
+		cls := w.classOf(c)
+		if cls == nil {
 			continue
 		}
-		cls := w.cat.Class(oid)
-		if cls == nil || cls.Kind != 'r' && cls.Kind != 'm' && cls.Kind != 'p' {
-			continue
-		}
-		if err := w.change(c, cls); err != nil {
+		out, err := w.change(c, cls)
+		if err != nil {
 			return err
 		}
+		if out.OldMissing != "" {
+			w.miss(out.Rel, out.Op, true, out.OldMissing)
+		}
+		if out.NewMissing != "" {
+			w.miss(out.Rel, out.Op, false, out.NewMissing)
+		}
+		w.note(out.Rel)
+		w.res.total++
 	}
 	var files []decode.RelFileLocator
 	for f := range unknownFiles {
@@ -479,16 +498,32 @@ func (r *Row) Complete() bool {
 	return true
 }
 
-// change adds one row change without a backup.
-func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
-	if w.only != 0 && w.only != cls.OID {
+// classOf is the table a change is one of the rows of (nil if it is not
+// one given: a catalog's, a TOAST chunk, a file the catalog does not name,
+// another table than the one asked for).
+func (w *walBuilder) classOf(c *replay.Change) *catalog.Class {
+	if c.Op == replay.ChangeTruncate || c.Rel.DBOID != w.cat.DatabaseOID {
 		return nil
 	}
+	oid, ok := w.files[c.Rel]
+	if !ok {
+		return nil
+	}
+	cls := w.cat.Class(oid)
+	if cls == nil || cls.Kind != 'r' && cls.Kind != 'm' && cls.Kind != 'p' || w.only != 0 && w.only != cls.OID {
+		return nil
+	}
+	return cls
+}
+
+// change decodes one row change without a backup; OldMissing and
+// NewMissing say what the WAL lacks of it.
+func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) (*Change, error) {
 	rel, err := w.relation(cls)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := Change{LSN: c.LSN, XID: c.XID, Rel: rel}
+	out := &Change{LSN: c.LSN, XID: c.XID, Rel: rel}
 	switch c.Op {
 	case replay.ChangeInsert:
 		out.Op = Insert
@@ -518,7 +553,6 @@ func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
 				out.Err = err
 			} else if why := out.Old.incomplete(); why != "" {
 				out.OldMissing = why
-				w.miss(rel, out.Op, true, why)
 			}
 		} else {
 			key := identity(rel.Catalog, cls, rel.Table)
@@ -548,7 +582,6 @@ func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
 				out.Err = err
 			}
 			out.OldMissing = WhyNoImage + "; " + why
-			w.miss(rel, out.Op, true, out.OldMissing)
 		}
 	}
 	if out.Op != Delete {
@@ -570,18 +603,14 @@ func (w *walBuilder) change(c *replay.Change, cls *catalog.Class) error {
 				out.New = nr
 				if why := nr.incomplete(); why != "" {
 					out.NewMissing = why
-					w.miss(rel, out.Op, false, why)
 				}
 			}
 		} else {
 			out.NewFrom = ""
 			out.NewMissing = WhyNoImage + "; " + WhyCompressed
-			w.miss(rel, out.Op, false, out.NewMissing)
 		}
 	}
-	w.note(rel)
-	w.res.Changes = append(w.res.Changes, out)
-	return nil
+	return out, nil
 }
 
 func (w *walBuilder) note(rel *Relation) {

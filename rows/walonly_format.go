@@ -19,9 +19,13 @@ import (
 // script still commits what it undoes. err is a value that could not be
 // written (a type without an output function) or the writer's.
 func (f *Format) WriteUndoPartial(w io.Writer, res *Result) (notUndone []string, err error) {
-	for i := len(res.Changes) - 1; i >= 0; i-- {
-		if why := CannotUndo(&res.Changes[i]); why != "" {
-			c := &res.Changes[i]
+	// the changes are read twice (Result.Backward): what cannot be undone
+	// is listed at the top
+	for c, err := range res.Backward() {
+		if err != nil {
+			return nil, err
+		}
+		if why := CannotUndo(c); why != "" {
 			notUndone = append(notUndone, fmt.Sprintf("%s at %s of %s: %s", c.Op, c.LSN, c.Rel.Name(), why))
 		}
 	}
@@ -32,7 +36,7 @@ func (f *Format) WriteUndoPartial(w io.Writer, res *Result) (notUndone []string,
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	fmt.Fprintf(bw, "-- undo of transaction %d (committed at %s), rebuilt by walscope from the WAL alone (no base backup)\n", res.XID, res.CommitLSN)
-	fmt.Fprintf(bw, "-- %d changes, undone here in reverse order but for what cannot be undone from the WAL alone:\n", len(res.Changes))
+	fmt.Fprintf(bw, "-- %d changes, undone here in reverse order but for what cannot be undone from the WAL alone:\n", res.Len())
 	for _, s := range notUndone {
 		fmt.Fprintf(bw, "-- NOT UNDONE: %s\n", s)
 	}
@@ -41,8 +45,10 @@ func (f *Format) WriteUndoPartial(w io.Writer, res *Result) (notUndone []string,
 	}
 	fmt.Fprintf(bw, "BEGIN;\n%s", f.Settings)
 	var line []byte
-	for i := len(res.Changes) - 1; i >= 0; i-- {
-		c := &res.Changes[i]
+	for c, rerr := range res.Backward() {
+		if rerr != nil {
+			return notUndone, rerr
+		}
 		if why := CannotUndo(c); why != "" {
 			fmt.Fprintf(bw, "-- NOT UNDONE: %s at %s of %s: %s\n", c.Op, c.LSN, c.Rel.Name(), why)
 			continue

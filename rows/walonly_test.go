@@ -104,7 +104,8 @@ func ctidPage(ctid string) uint32 {
 // with a backup where both give them, and the rows counted missing are
 // exactly those on the pages whose image was logged before the WAL read
 // (replica: all of them; logical: none of the FULL identity table, the
-// key columns of the others). The partial undo script, run on the server,
+// key columns of the others). The partial undo script (the same from
+// Open, every change spilled and read back), run on the server,
 // brings every table back to its state before, except the rows it lists
 // as not undone, which stay as the transaction left them.
 //
@@ -455,6 +456,20 @@ func walOnlyLevel(t *testing.T, major int, level, bin, client string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the same script, and the same rows missing, from Open with every
+	// change spilled to the replay's file and read back
+	streamed, err := rows.Open(rows.Config{WAL: wal, XID: xlog.XID(xid), Start: start, Catalog: cat, ChangeMemoryBytes: 1, TempDir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ssb strings.Builder
+	if _, err := f.WriteUndoPartial(&ssb, streamed); err != nil {
+		t.Fatal(err)
+	}
+	if _, spilled := streamed.Replay().ChangeBytes(); spilled == 0 || ssb.String() != sb.String() || mustJSON(streamed.Missing) != mustJSON(res.Missing) || streamed.Len() != len(res.Changes) {
+		t.Errorf("Open (%d bytes of changes spilled): %d changes, the undo script or the rows missing differ from Changes'", spilled, streamed.Len())
+	}
+	streamed.Close()
 	path := filepath.Join(work, "undo.sql")
 	os.WriteFile(path, []byte(sb.String()), 0o644)
 	pgtest.ChownPG(t, path)
