@@ -425,7 +425,7 @@ type dbState struct {
 	files   map[decode.RelFileLocator]uint32 // file -> relation oid
 	class   decode.RelFileLocator            // pg_class's file
 	attr    decode.RelFileLocator            // pg_attribute's file
-	toast   *tuple.ToastStore                // the TOAST chunks the transaction inserted (from its records)
+	toast   *insertedToast                   // the TOAST chunks the transaction inserted (where they lie)
 }
 
 type builder struct {
@@ -493,7 +493,7 @@ func (b *builder) db(oid uint32) (*dbState, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: tuple.NewToastStore(b.r.BlockSize()),
+	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: newInsertedToast(b.r),
 		created: map[uint32]bool{}}
 	for _, c := range cat.Classes() {
 		switch c.Kind {
@@ -631,7 +631,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 		}
 		if oid, ok := s.files[c.Rel]; ok {
 			if cls := s.classOf(oid); cls != nil && cls.Kind == 't' {
-				s.toast.AddTuple(oid, c.New)
+				s.toast.add(oid, c.Rel, c.NewBlock, c.NewOffset, c.New)
 			}
 		}
 	}

@@ -1,0 +1,135 @@
+package rows
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/tuple"
+)
+
+// insertedToast detoasts the values whose chunks the transaction inserted
+// (invisible as of just before its commit, so not in table.ToastIndex):
+// it keeps where each chunk lies (20 bytes a chunk, from the changes as
+// the build reads them), not its bytes, and reads the chunks from the
+// replay's pages when a value is fetched. Just before the commit each
+// such chunk is still where its insert put it, as it was: a tuple the
+// transaction inserted is not pruned before it ends (the chunks of a
+// rolled-back subtransaction are no changes, those a file truncation cut
+// off neither).
+type insertedToast struct {
+	r        *replay.Replay
+	maxChunk int
+	chunks   map[toastValue][]toastChunkAt
+	// the TOAST files chunks were inserted into (few), indexed to keep
+	// toastChunkAt small
+	files  []decode.RelFileLocator
+	fileOf map[decode.RelFileLocator]int32
+
+	page    []byte
+	pageAt  toastChunkAt // the block last read (off unused)
+	havePg  bool
+	vals    []tuple.Value
+	parts   []tuple.Chunk
+	scratch []byte
+}
+
+type toastValue struct{ rel, value uint32 }
+
+type toastChunkAt struct {
+	file int32 // index into files
+	blk  uint32
+	off  uint16
+}
+
+var _ tuple.Detoaster = (*insertedToast)(nil)
+
+func newInsertedToast(r *replay.Replay) *insertedToast {
+	return &insertedToast{r: r, maxChunk: tuple.MaxChunkSize(r.BlockSize()), chunks: map[toastValue][]toastChunkAt{},
+		fileOf: map[decode.RelFileLocator]int32{}}
+}
+
+// add notes a chunk tuple the transaction inserted into TOAST relation
+// relid (file, ctid); a tuple that is not a chunk is an error.
+func (t *insertedToast) add(relid uint32, file decode.RelFileLocator, blk uint32, off uint16, tup []byte) error {
+	var err error
+	t.vals, _, err = tuple.Deform(t.vals[:0], tup, tuple.ToastDesc)
+	if err != nil {
+		return err
+	}
+	if len(t.vals) < 3 || t.vals[0].IsNull() {
+		return fmt.Errorf("toast relation %d: chunk with a NULL column: %w", relid, tuple.ErrCorrupt)
+	}
+	f, ok := t.fileOf[file]
+	if !ok {
+		f = int32(len(t.files))
+		t.files = append(t.files, file)
+		t.fileOf[file] = f
+	}
+	k := toastValue{relid, binary.LittleEndian.Uint32(t.vals[0].Raw)}
+	t.chunks[k] = append(t.chunks[k], toastChunkAt{file: f, blk: blk, off: off})
+	return nil
+}
+
+// Fetch implements tuple.Detoaster: the value's chunks read back from the
+// pages, deformed and assembled as toast_fetch_datum does.
+func (t *insertedToast) Fetch(toastRelid, valueID uint32, size int) ([]byte, error) {
+	at, ok := t.chunks[toastValue{toastRelid, valueID}]
+	if !ok {
+		return nil, fmt.Errorf("toast value %d in relation %d: no chunk: %w", valueID, toastRelid, tuple.ErrNoToast)
+	}
+	t.parts, t.scratch = t.parts[:0], t.scratch[:0]
+	type span struct{ seq, start, end int }
+	var spans []span
+	for _, c := range at {
+		tup, err := t.tupleAt(c)
+		if err != nil {
+			return nil, fmt.Errorf("toast value %d in relation %d, chunk at (%d,%d): %w", valueID, toastRelid, c.blk, c.off, err)
+		}
+		if t.vals, _, err = tuple.Deform(t.vals[:0], tup, tuple.ToastDesc); err != nil {
+			return nil, fmt.Errorf("toast value %d in relation %d, chunk at (%d,%d): %w", valueID, toastRelid, c.blk, c.off, err)
+		}
+		seq, data := t.vals[1], t.vals[2]
+		if seq.IsNull() || data.IsNull() || data.Form != tuple.Short && data.Form != tuple.Long {
+			return nil, fmt.Errorf("toast value %d in relation %d, chunk at (%d,%d): not a plain chunk: %w", valueID, toastRelid, c.blk, c.off, tuple.ErrCorrupt)
+		}
+		// the page buffer is reused: the chunk's bytes are copied out
+		start := len(t.scratch)
+		t.scratch = append(t.scratch, data.Payload()...)
+		spans = append(spans, span{int(int32(binary.LittleEndian.Uint32(seq.Raw))), start, len(t.scratch)})
+	}
+	for _, s := range spans {
+		t.parts = append(t.parts, tuple.Chunk{Seq: int32(s.seq), Data: t.scratch[s.start:s.end]})
+	}
+	held := len(t.scratch)
+	out, err := tuple.AssembleChunks(make([]byte, 0, min(size, held)), valueID, size, t.maxChunk, t.parts)
+	if err != nil {
+		return nil, fmt.Errorf("toast relation %d: %w", toastRelid, err)
+	}
+	return out, nil
+}
+
+// tupleAt is the tuple at a chunk's place (the last page read is kept: a
+// value's chunks are mostly on one or two pages).
+func (t *insertedToast) tupleAt(c toastChunkAt) ([]byte, error) {
+	if !t.havePg || t.pageAt.file != c.file || t.pageAt.blk != c.blk {
+		var err error
+		if t.page, _, err = t.r.Page(t.page[:0], t.files[c.file], decode.ForkMain, c.blk); err != nil {
+			return nil, err
+		}
+		t.pageAt, t.havePg = toastChunkAt{file: c.file, blk: c.blk}, true
+	}
+	// ItemIdData (itemid.h): lp_off 15 bits, lp_flags 2, lp_len 15
+	const sizeOfPageHeader, lpNormal = 24, 1
+	p := sizeOfPageHeader + 4*(int(c.off)-1)
+	if c.off == 0 || p+4 > len(t.page) {
+		return nil, fmt.Errorf("line pointer %d outside the page: %w", c.off, tuple.ErrCorrupt)
+	}
+	lp := binary.LittleEndian.Uint32(t.page[p:])
+	start, flags, n := int(lp&0x7fff), lp>>15&3, int(lp>>17)
+	if flags != lpNormal || start+n > len(t.page) {
+		return nil, fmt.Errorf("line pointer %d is not a tuple in the page: %w", c.off, tuple.ErrCorrupt)
+	}
+	return t.page[start : start+n], nil
+}
