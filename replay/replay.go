@@ -90,7 +90,7 @@ type Config struct {
 	// WatchXID, when set, has the replay keep the rows this transaction
 	// and its subtransactions change (Changes, WatchedEnd; changes.go).
 	WatchXID xlog.XID
-	// ChangeMemoryBytes bounds the watched changes held in memory (0: 16
+	// ChangeMemoryBytes bounds the watched changes held in memory (0: 4
 	// MiB); beyond, they go to a file of ours in TempDir (changelog.go).
 	ChangeMemoryBytes int64
 	// WatchSubxacts, when not nil, are WatchXID's subtransactions (its

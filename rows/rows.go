@@ -76,7 +76,7 @@ type Config struct {
 	// Database resolves Relation in this database only (0: any).
 	Database uint32
 	// MemoryBytes bounds the pages the replay holds in memory (0: 256
-	// MiB), ChangeMemoryBytes the transaction's changes it keeps (0: 16
+	// MiB), ChangeMemoryBytes the transaction's changes it keeps (0: 4
 	// MiB); beyond, both go to files of ours in TempDir ("": the
 	// system's).
 	MemoryBytes       int64
