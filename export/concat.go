@@ -3,11 +3,14 @@ package export
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 )
 
 // Merging small batches (merge.go) concatenates their files without
@@ -336,16 +339,37 @@ func ConcatParquet(out string, inputs [][]byte) error {
 }
 
 // concatText joins JSON Lines or CSV files' contents (a CSV file's header
-// line kept from the first only) into out.
+// line kept from the first only) into out. Their columns must be the same:
+// a CSV file's header line, the names of a JSON Lines file's first object.
 func concatText(out string, f Format, inputs [][]byte) error {
 	parts := make([][]byte, 0, len(inputs))
+	var first []byte
 	for i, data := range inputs {
-		if f == CSV && i > 0 {
-			nl := bytes.IndexByte(data, '\n')
-			if nl < 0 {
-				continue // a header alone
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		cols := line
+		if f == JSONL {
+			var obj map[string]json.RawMessage
+			if len(line) > 0 && json.Unmarshal(line, &obj) != nil {
+				return fmt.Errorf("input %d: %w: not JSON Lines", i+1, ErrConcat)
 			}
-			data = data[nl+1:]
+			names := make([]string, 0, len(obj))
+			for k := range obj {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			cols = []byte(strings.Join(names, ","))
+			if len(line) == 0 {
+				cols = nil // an empty file: no row, any columns
+			}
+		}
+		switch {
+		case first == nil:
+			first = cols
+		case cols != nil && !bytes.Equal(cols, first):
+			return fmt.Errorf("input %d: %w: other columns than the first input's", i+1, ErrConcat)
+		}
+		if f == CSV && i > 0 {
+			data = rest
 		}
 		parts = append(parts, data)
 	}

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,96 +134,157 @@ func TestConcatParquet(t *testing.T) {
 	}
 }
 
-// TestSupersedes: the files of a superseded batch are not read; a batch
-// superseded twice, a batch superseding itself or a later one, and a file
-// outside the batch directories of batches up to its own are refused.
-func TestSupersedes(t *testing.T) {
+// TestReplaces: a replaced file is not read; a file replaced twice, one
+// no earlier batch lists, one of the batch itself or of a later batch, and
+// a file outside the batch's own directory are refused.
+func TestReplaces(t *testing.T) {
 	b1, b2, b3 := testBatch(1, 1), testBatch(2, 1), testBatch(3, 1)
-	// batch 3 merges 1 and 2: carries 1's file, wrote its own
-	b3.Supersedes = []int{1, 2}
-	b3.Tables = map[string]BatchTable{TableRecords: {Rows: 30, Files: []MarkerFile{
-		b1.Tables[TableRecords].Files[0],
-		{Path: BatchDir(TableRecords, 3) + "/day=2026-12-01/part-0000000002000028.parquet", Rows: 20},
-	}}}
+	f1, f2 := b1.Tables[TableRecords].Files[0].Path, b2.Tables[TableRecords].Files[0].Path
+	// batch 3 merged batch 2's file into its own
+	b3.Replaces = []string{f2}
 	m, err := ReadManifest(manifestFS(b1, b2, b3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Files(TableRecords); len(got) != 2 || got[0] != b1.Tables[TableRecords].Files[0].Path {
+	if got := m.Files(TableRecords); len(got) != 2 || got[0] != f1 || got[1] != b3.Tables[TableRecords].Files[0].Path {
 		t.Errorf("files %v", got)
 	}
-	if by, ok := m.Superseded(2); !ok || by != 3 {
-		t.Errorf("batch 2 superseded by %d %v", by, ok)
+	if by, ok := m.Replaced(f2); !ok || by != 3 {
+		t.Errorf("batch 2's file replaced by %d %v", by, ok)
 	}
-	files, markers, _ := m.SupersededFiles([]int{1, 2}, &m.Batches[2])
-	if len(files) != 1 || files[0] != b2.Tables[TableRecords].Files[0].Path || len(markers) != 2 {
-		t.Errorf("to remove: %v, markers %v (batch 1's file is carried by 3)", files, markers)
+	if _, ok := m.Replaced(f1); ok {
+		t.Errorf("batch 1's file replaced")
+	}
+	markers, files := ReplacedFiles(&m.Batches[2])
+	if !slices.Equal(files, []string{f2}) || !slices.Equal(markers, []string{"records/batch=2/" + MarkerName}) {
+		t.Errorf("to remove: %v, markers %v", files, markers)
 	}
 
 	b4 := testBatch(4, 1)
-	b4.Supersedes = []int{2}
-	if _, err := ReadManifest(manifestFS(b1, b2, b3, b4)); !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "superseded by batches 3 and 4") {
-		t.Errorf("superseded twice: %v", err)
+	b4.Replaces = []string{f2}
+	if _, err := ReadManifest(manifestFS(b1, b2, b3, b4)); !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "replaced by batches 3 and 4") {
+		t.Errorf("replaced twice: %v", err)
 	}
-	for _, sup := range [][]int{{4}, {0}, {2, 1}, {1, 1}} {
-		b4.Supersedes = sup
+	b4.Replaces = []string{"records/batch=2/day=2026-12-01/part-0.parquet"}
+	if _, err := ReadManifest(manifestFS(b1, b2, b3, b4)); !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "no batch before it lists") {
+		t.Errorf("a file never listed: %v", err)
+	}
+	for _, p := range []string{"records/batch=4/day=x/part.parquet", "records/batch=5/part.parquet", "records/batch=03/part.parquet", "nosuch/batch=1/part.parquet", "records/batch=1/../x"} {
+		b4.Replaces = []string{p}
 		if _, err := ParseBatch(b4.Encode()); !errors.Is(err, ErrManifest) {
-			t.Errorf("supersedes %v: %v", sup, err)
+			t.Errorf("replaces %s: %v", p, err)
 		}
 	}
-	b4.Supersedes = nil
-	for _, p := range []string{"records/batch=5/day=x/part.parquet", "records/batch=03/part.parquet", "blocks/batch=1/part.parquet", "records/batch=1/../x"} {
-		b4.Tables = map[string]BatchTable{TableRecords: {Files: []MarkerFile{{Path: p}}}}
-		if _, err := ParseBatch(b4.Encode()); !errors.Is(err, ErrManifest) {
-			t.Errorf("file %s: %v", p, err)
-		}
+	b4.Replaces = nil
+	b4.Tables = map[string]BatchTable{TableRecords: {Files: []MarkerFile{{Path: f1}}}}
+	if _, err := ParseBatch(b4.Encode()); !errors.Is(err, ErrManifest) {
+		t.Errorf("a file in batch 1's directory listed by batch 4: %v", err)
 	}
 }
 
-// TestMergeCandidates: the run of small live batches at the end, while
-// their bytes add up to less than the threshold, of one format and of the
-// tables written; a manifest without sizes ends it.
-func TestMergeCandidates(t *testing.T) {
+// TestMergeInput: the live files of known size below the threshold and of
+// the format, by table and day, in batch order.
+func TestMergeInput(t *testing.T) {
 	sized := func(id int, bytes int64) *Batch {
 		b := testBatch(id, 1)
-		bt := b.Tables[TableRecords]
-		bt.Files[0].Bytes = bytes
+		b.Tables[TableRecords].Files[0].Bytes = bytes
 		return b
 	}
-	recs := []string{TableRecords}
-	m, err := ReadManifest(manifestFS(sized(1, 500), sized(2, 100), sized(3, 200), sized(4, 300)))
+	b4 := sized(4, 300)
+	b4.Replaces = []string{sized(2, 0).Tables[TableRecords].Files[0].Path}
+	m, err := ReadManifest(manifestFS(sized(1, 500), sized(2, 100), testBatch(3, 1), b4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		below int64
-		want  []int
-	}{{1000, []int{2, 3, 4}}, {601, []int{2, 3, 4}}, {600, []int{3, 4}}, {301, []int{4}}, {300, nil}, {0, nil}} {
-		if got := m.MergeCandidates(c.below, ".parquet", recs); !slices.Equal(got, c.want) {
-			t.Errorf("below %d: %v, want %v", c.below, got, c.want)
-		}
+	var got []string
+	for _, f := range m.MergeInput(nil, 400, ".parquet").Live[TableRecords]["day=2026-12-01"] {
+		got = append(got, f.Path)
 	}
-	if got := m.MergeCandidates(1000, ".jsonl", recs); got != nil {
-		t.Errorf("another format: %v", got)
+	// 1: too big; 2: replaced; 3: no size (a walscope before merging)
+	if want := []string{b4.Tables[TableRecords].Files[0].Path}; !slices.Equal(got, want) {
+		t.Errorf("live small files %v, want %v", got, want)
 	}
-	if got := m.MergeCandidates(1000, ".parquet", []string{TableBlocks}); got != nil {
-		t.Errorf("other tables: %v", got)
-	}
-	// an old manifest (no bytes) ends the run; a superseded batch too
-	old := testBatch(3, 1)
-	if got := must(ReadManifest(manifestFS(sized(1, 5), sized(2, 5), old, sized(4, 5)))).MergeCandidates(1000, ".parquet", recs); !slices.Equal(got, []int{4}) {
-		t.Errorf("after a manifest without sizes: %v", got)
-	}
-	b3 := sized(3, 5)
-	b3.Supersedes = []int{2}
-	if got := must(ReadManifest(manifestFS(sized(1, 5), sized(2, 5), b3, sized(4, 5)))).MergeCandidates(1000, ".parquet", recs); !slices.Equal(got, []int{1, 3, 4}) {
-		t.Errorf("with batch 2 superseded: %v", got)
+	if n := len(m.MergeInput(nil, 1000, ".jsonl").Live); n != 0 {
+		t.Errorf("another format: %d tables", n)
 	}
 }
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
+// TestMergeRuns: from the last file backwards, runs of at most the bytes
+// and rows; the earlier files before the first run without one of the
+// batch's stay.
+func TestMergeRuns(t *testing.T) {
+	in := func(name string, bytes, rows int64, earlier bool) mergeInput {
+		return mergeInput{f: MarkerFile{Path: name, Rows: rows}, bytes: bytes, earlier: earlier}
 	}
-	return v
+	files := []mergeInput{in("e1", 60, 6, true), in("e2", 3, 1, true), in("e3", 5, 1, true), in("o1", 2, 1, false), in("o2", 1, 1, false)}
+	show := func(runs [][]mergeInput) string {
+		var s []string
+		for _, r := range runs {
+			var names []string
+			for _, x := range r {
+				names = append(names, x.f.Path)
+			}
+			s = append(s, strings.Join(names, "+"))
+		}
+		return strings.Join(s, " ")
+	}
+	for _, c := range []struct {
+		below, rows int64
+		want        string
+	}{
+		{64, 0, "e2+e3+o1+o2"}, // e1 stays: 60 more would pass 64
+		{71, 0, "e1+e2+e3+o1+o2"},
+		{8, 0, "e3+o1+o2"},
+		{2, 0, "o1 o2"},  // nothing fits with another: as they are
+		{64, 2, "o1+o2"}, // two rows a file: e3 stays
+		{64, 3, "e3+o1+o2"},
+	} {
+		if got := show(mergeRuns(files, c.below, c.rows)); got != c.want {
+			t.Errorf("below %d rows %d: %s, want %s", c.below, c.rows, got, c.want)
+		}
+	}
+	if got := show(mergeRuns(files[:3], 100, 0)); got != "" {
+		t.Errorf("no file of the batch: %q", got)
+	}
+}
+
+// TestConcatText: JSON Lines and CSV files of one table's columns are
+// joined (a CSV header once); files of other columns are refused.
+func TestConcatText(t *testing.T) {
+	dir := t.TempDir()
+	write := func(f Format, s *Schema, lo, hi int) []byte {
+		p := filepath.Join(dir, fmt.Sprintf("%s-%d-%d%s", s.Table, lo, len(s.Columns), f.Ext()))
+		w, err := Create(p, f, s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := lo; i < hi; i++ {
+			r := testRow(i)
+			if len(s.Columns) > len(r) {
+				r = append(r, Value{S: "extra"})
+			}
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(p)
+		return b
+	}
+	other := testSchema.With(Column{Name: "extra", Kind: String})
+	for _, f := range []Format{JSONL, CSV} {
+		out := filepath.Join(dir, "merged"+f.Ext())
+		if err := concatText(out, f, [][]byte{write(f, testSchema, 0, 10), write(f, testSchema, 10, 25)}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(out)
+		if want := write(f, testSchema, 0, 25); string(got) != string(want) {
+			t.Errorf("%s: merged %d bytes, one file of the same rows %d", f, len(got), len(want))
+		}
+		if err := concatText(filepath.Join(dir, "bad"+f.Ext()), f, [][]byte{write(f, testSchema, 0, 10), write(f, other, 0, 10)}); !errors.Is(err, ErrConcat) {
+			t.Errorf("%s of other columns: %v", f, err)
+		}
+	}
 }
