@@ -249,13 +249,6 @@ func (e *Exporter) BatchSummary() Batch {
 				days[d] = true
 			}
 		}
-		for _, f := range e.carried[t] {
-			bt.Files = append(bt.Files, f)
-			bt.Rows += f.Rows
-			if d, ok := strings.CutPrefix(path.Base(path.Dir(f.Path)), "day="); ok {
-				days[d] = true
-			}
-		}
 		sort.Slice(bt.Files, func(i, j int) bool { return bt.Files[i].Path < bt.Files[j].Path })
 		b.Tables[t] = bt
 	}
@@ -271,9 +264,7 @@ func (e *Exporter) BatchSummary() Batch {
 		b.LastCycle = carryOf(e.cfg.Cycles[n-1])
 	}
 	b.RecentCheckpoints = recentCheckpoints(e.cfg.Earlier, e.cfg.Cycles)
-	if e.cfg.Merge != nil {
-		b.Supersedes = e.cfg.Merge.Batches
-	}
+	b.Replaces = e.replaced
 	b.Names, b.Databases = e.learntNames()
 	b.Growth, _ = json.Marshal(e.growthSummary())
 	return b

@@ -123,9 +123,9 @@ type Exporter struct {
 	stage     string
 	stageLock *os.File
 	staged    stagedFiles
-	// carried are the files of superseded batches this batch lists where
-	// they are (merge.go), by table, relative to the dataset's root
-	carried map[string][]MarkerFile
+	// replaced are the earlier batches' files merged into this batch's
+	// (merge.go), relative to the dataset's root
+	replaced []string
 	// days places rows in day=… partitions (PartitionBatch), and tl
 	// keeps the LSN range read on each timeline (batch.go).
 	days dayTrack

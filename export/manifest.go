@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,12 +83,11 @@ type Batch struct {
 	Databases []DatabaseName `json:"databases,omitempty"`
 	// Tables are the files written, relative to the dataset's root.
 	Tables map[string]BatchTable `json:"tables"`
-	// Supersedes are the earlier batches whose files this batch's files
-	// replace: a batch that merged small batches (merge.go) holds their
-	// rows in its own files, and a reader reads the files of the batches
-	// no later batch supersedes. The superseded batches' manifests stay:
-	// what they read (LSN ranges, segments, growth, names) is theirs.
-	Supersedes []int `json:"supersedes,omitempty"`
+	// Replaces are the files of earlier batches (relative to the
+	// dataset's root) whose rows this batch's files hold: merged into them
+	// (merge.go). A reader reads the files no later batch replaces; the
+	// earlier batches' manifests are unchanged.
+	Replaces []string `json:"replaces,omitempty"`
 	// Growth is the batch's growth aggregate (growth.go: Growth, read by
 	// ParseGrowth), absent from the manifests of a walscope before growth
 	// version 1. Kept raw: appending a batch reads every manifest and has
@@ -131,9 +131,8 @@ func BatchDir(table string, id int) string { return fmt.Sprintf("%s/batch=%d", t
 type Manifest struct {
 	Batches  []Batch
 	segments map[string]SegmentEntry
-	// supersededBy is, of each superseded batch, the batch that
-	// supersedes it.
-	supersededBy map[int]int
+	// replacedBy is, of each replaced file, the batch that replaced it.
+	replacedBy map[string]int
 }
 
 // ReadManifest reads the manifest of the dataset fsys holds (its root): nil
@@ -147,7 +146,7 @@ func ReadManifest(fsys fs.FS) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifest{segments: map[string]SegmentEntry{}, supersededBy: map[int]int{}}
+	m := &Manifest{segments: map[string]SegmentEntry{}, replacedBy: map[string]int{}}
 	var names []string
 	for _, ent := range ents {
 		name := ent.Name()
@@ -189,12 +188,26 @@ func ReadManifest(fsys fs.FS) (*Manifest, error) {
 		for _, s := range m.Batches[i].Segments {
 			m.segments[s.Name] = s
 		}
-		for _, old := range m.Batches[i].Supersedes {
-			// Once: the rows of a batch are in one live batch's files.
-			if by, ok := m.supersededBy[old]; ok {
-				return nil, fmt.Errorf("%s: %w: batch %d is superseded by batches %d and %d", ManifestDir, ErrManifest, old, by, i+1)
+	}
+	// A file replaced is one an earlier batch listed, replaced once: its
+	// rows are in exactly one live file.
+	listedBy := map[string]int{}
+	for i := range m.Batches {
+		b := &m.Batches[i]
+		for _, p := range b.Replaces {
+			by, listed := listedBy[p]
+			if !listed {
+				return nil, fmt.Errorf("%s: %w: batch %d replaces %s, which no batch before it lists", ManifestDir, ErrManifest, b.ID, p)
 			}
-			m.supersededBy[old] = i + 1
+			if again, ok := m.replacedBy[p]; ok {
+				return nil, fmt.Errorf("%s: %w: %s (batch %d's) is replaced by batches %d and %d", ManifestDir, ErrManifest, p, by, again, b.ID)
+			}
+			m.replacedBy[p] = b.ID
+		}
+		for _, bt := range b.Tables {
+			for _, f := range bt.Files {
+				listedBy[f.Path] = b.ID
+			}
 		}
 	}
 	return m, nil
@@ -256,18 +269,18 @@ func ParseBatch(b []byte) (*Batch, error) {
 			return nil, fmt.Errorf("batch %d: recent_checkpoints: %w", batch.ID, err)
 		}
 	}
-	for i, old := range batch.Supersedes {
-		if old < 1 || old >= batch.ID || i > 0 && old <= batch.Supersedes[i-1] {
-			return nil, fmt.Errorf("%w: batch %d supersedes %v: earlier batches, in order, each once", ErrManifest, batch.ID, batch.Supersedes)
+	for _, p := range batch.Replaces {
+		table, _, _ := strings.Cut(p, "/")
+		if !inBatchDir(p, table, batch.ID-1) || strings.Contains(p, "..") {
+			return nil, fmt.Errorf("%w: batch %d replaces %q, not a file of an earlier batch", ErrManifest, batch.ID, p)
 		}
 	}
 	for t, bt := range batch.Tables {
 		for _, f := range bt.Files {
-			// Inside the batch's own directory, or an earlier batch's
-			// (a file a merge carried over, merge.go): a reader joins
-			// them to the dataset's root.
-			if !inBatchDir(f.Path, t, batch.ID) || strings.Contains(f.Path, "..") {
-				return nil, fmt.Errorf("%w: batch %d: file %q is not in %s or an earlier batch's directory", ErrManifest, batch.ID, f.Path, BatchDir(t, batch.ID))
+			// Inside the batch's own directory: a reader joins them to
+			// the dataset's root.
+			if !strings.HasPrefix(f.Path, BatchDir(t, batch.ID)+"/") || strings.Contains(f.Path, "..") {
+				return nil, fmt.Errorf("%w: batch %d: file %q is not in %s", ErrManifest, batch.ID, f.Path, BatchDir(t, batch.ID))
 			}
 		}
 	}
@@ -275,8 +288,11 @@ func ParseBatch(b []byte) (*Batch, error) {
 }
 
 // inBatchDir reports whether p is below the batch=N/ directory of table
-// of a batch N from 1 to id.
+// (one of Tables) of a batch N from 1 to id.
 func inBatchDir(p, table string, id int) bool {
+	if !slices.Contains(Tables, table) {
+		return false
+	}
 	rest, ok := strings.CutPrefix(p, table+"/batch=")
 	if !ok {
 		return false
@@ -320,29 +336,29 @@ func (m *Manifest) Segments() int {
 	return len(m.segments)
 }
 
-// Superseded reports whether a later batch supersedes batch id (its files
-// are no longer read), and which.
-func (m *Manifest) Superseded(id int) (by int, ok bool) {
+// Replaced reports whether a later batch replaced the file p (relative to
+// the dataset's root: its rows are in that batch's files), and which.
+func (m *Manifest) Replaced(p string) (by int, ok bool) {
 	if m == nil {
 		return 0, false
 	}
-	by, ok = m.supersededBy[id]
+	by, ok = m.replacedBy[p]
 	return by, ok
 }
 
-// Files returns the files of table in every batch no later batch
-// supersedes, relative to the dataset's root: what a reader must read, and
-// nothing else.
+// Files returns the files of table that the batches list and no later
+// batch replaced, relative to the dataset's root: what a reader must read,
+// and nothing else.
 func (m *Manifest) Files(table string) []string {
 	if m == nil {
 		return nil
 	}
 	var out []string
 	for _, b := range m.Batches {
-		if _, gone := m.supersededBy[b.ID]; gone {
-			continue
-		}
 		for _, f := range b.Tables[table].Files {
+			if _, gone := m.replacedBy[f.Path]; gone {
+				continue
+			}
 			out = append(out, f.Path)
 		}
 	}

@@ -5,37 +5,102 @@
 # walscope stats over the same WAL, in one run (issue 27's speed goal:
 # within 2x of stats). A PostgreSQL 15 cluster (scripts/bench-cluster-setup.sh,
 # autovacuum off): pgbench at scale SCALE (default 20) and a table `small`;
-# pg_basebackup -Ft -z; then pgbench for SECONDS (default 60); near the end,
-# one transaction deletes a tenth of small and updates some
-# pgbench_branches rows; a little more pgbench.
-# Times: `walscope stats` over the archive, `walscope rows --backup
-# base.tar.gz --xid X` (jsonl and sql) over the same archive, and rows with
-# the same backup extracted to a directory; prints the WAL size, the times,
-# the ratios and rows' peak RSS. Run as root.
+# three backups by pg_basebackup -Ft: -z (base.tar.gz, the goal's case),
+# --compress=server-zstd and --compress=client-lz4; then pgbench for SECONDS
+# (default 60); near the end, one transaction deletes a tenth of small and
+# updates some pgbench_branches rows; a little more pgbench. The .tar.gz is
+# also extracted to a directory (rows without any decompression).
+#
+# Times (the median and the least of RUNS runs, default 3, taken in turns,
+# with the median CPU time: the machine is shared): `walscope
+# stats` over the archive, `walscope rows --backup B --xid X` over the same
+# archive for each backup, and rows --format sql on base.tar.gz; and, for
+# the same backup code under other commands, `walscope table --relation
+# small --target-xid X` on each backup and `walscope page` of small on the
+# .tar.gz and the directory. Prints the WAL size, the times, the ratios to
+# stats and the peak RSS. Each command's output must be identical across the
+# backups (the script fails otherwise): the same transaction read from four
+# copies.
+#
+# REUSE=1 keeps a cluster built by an earlier run in $WORK (only walscope is
+# rebuilt, or NEW=PATH copied); BASELINE=PATH also times another walscope binary (say the one
+# before a change) in the same run, its outputs compared too. Run as root.
 set -euo pipefail
-SCALE=${1:-20}; SECS=${2:-60}
+SCALE=${1:-20}; SECS=${2:-60}; RUNS=${RUNS:-3}
 W=${WORK:-/tmp/walscope-bench-rows}
 PORT=55481
 . "$(dirname "${BASH_SOURCE[0]}")/bench-cluster-setup.sh"
-bench_start "autovacuum = off"
-as "$BIN/pgbench -i -q -s $SCALE -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
-as "$P -c \"create table small (id int primary key, v text); insert into small select g, md5(g::text) from generate_series(1, 20000) g\""
-as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base -Ft -z -X none -c fast"
-as "$BIN/pgbench -n -c 2 -T $SECS -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1 &
-sleep $((SECS - 5))
-XID=$(as "$P -c \"begin; delete from small where id % 10 = 0; update pgbench_branches set filler = 'incident' where bid <= 3; select pg_current_xact_id(); commit;\"")
-wait
-as "$BIN/pgbench -n -c 2 -T 3 -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
-bench_stop
-echo "WAL archived $(size $W/arch) ($(ls $W/arch | wc -l) segments), backup $(size $W/base), incident xid $XID"
-TS=$(seconds "$W/walscope" stats "$W/arch")
-TR=$(seconds /usr/bin/time -f "%M" -o "$W/rss" "$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" "$W/arch")
-RSS=$(cat "$W/rss")
-TQ=$(seconds "$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" --format sql "$W/arch")
-N=$("$W/walscope" rows --backup "$W/base/base.tar.gz" --xid "$XID" "$W/arch" | wc -l)
-# the same backup extracted: rows without the gunzip of the tar (read
-# twice: backup.Open indexes it, the replay extracts the files it needs)
-mkdir -p "$W/plain"; tar -xzf "$W/base/base.tar.gz" -C "$W/plain"
-TP=$(seconds "$W/walscope" rows --backup "$W/plain" --xid "$XID" "$W/arch")
-echo "stats: ${TS}s; rows --xid (jsonl, $N changes): ${TR}s, peak RSS ${RSS} kB; rows --format sql: ${TQ}s; rows --xid with the backup extracted: ${TP}s"
-echo "ratio rows/stats: $(echo "scale=2; $TR / $TS" | bc) (backup.tar.gz), $(echo "scale=2; $TP / $TS" | bc) (extracted)"
+if [ "${REUSE:-}" = 1 ] && [ -s "$W/xid" ]; then
+  if [ -n "${NEW:-}" ]; then cp "$NEW" "$W/walscope"; else (cd "$HERE" && go build -o "$W/walscope" ./cmd/walscope); fi
+else
+  bench_start "autovacuum = off"
+  as "$BIN/pgbench -i -q -s $SCALE -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
+  as "$P -c \"create table small (id int primary key, v text); insert into small select g, md5(g::text) from generate_series(1, 20000) g\""
+  as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base -Ft -z -X none -c fast"
+  as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base-zst -Ft --compress=server-zstd -X none -c fast"
+  as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base-lz4 -Ft --compress=client-lz4 -X none -c fast"
+  as "$BIN/pgbench -n -c 2 -T $SECS -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1 &
+  sleep $((SECS - 5))
+  as "$P -c \"begin; delete from small where id % 10 = 0; update pgbench_branches set filler = 'incident' where bid <= 3; select pg_current_xact_id(); commit;\"" > "$W/xid"
+  wait
+  as "$BIN/pgbench -n -c 2 -T 3 -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
+  bench_stop
+  mkdir -p "$W/plain"; tar -xzf "$W/base/base.tar.gz" -C "$W/plain"
+fi
+XID=$(cat "$W/xid")
+echo "WAL archived $(size $W/arch) ($(ls $W/arch | wc -l) segments); backups: base.tar.gz $(size $W/base/base.tar.gz), base.tar.zst $(size $W/base-zst/base.tar.zst), base.tar.lz4 $(size $W/base-lz4/base.tar.lz4); incident xid $XID; load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# cases: NAME BINARY ARGS...; each run's output goes to $W/out.NAME
+declare -A CMD
+names=()
+add() { names+=("$1"); CMD[$1]="${*:2}"; }
+add stats "$W/walscope" stats "$W/arch"
+for bin in ${BASELINE:+baseline} new; do
+  b="$W/walscope"; [ "$bin" = baseline ] && b="$BASELINE"
+  add "$bin.gz" "$b" rows --backup "$W/base/base.tar.gz" --xid "$XID" "$W/arch"
+  add "$bin.gz.sql" "$b" rows --backup "$W/base/base.tar.gz" --xid "$XID" --format sql "$W/arch"
+  add "$bin.zst" "$b" rows --backup "$W/base-zst/base.tar.zst" --xid "$XID" "$W/arch"
+  add "$bin.lz4" "$b" rows --backup "$W/base-lz4/base.tar.lz4" --xid "$XID" "$W/arch"
+  add "$bin.plain" "$b" rows --backup "$W/plain" --xid "$XID" "$W/arch"
+  # the same backup code under table and page: small as of the transaction
+  for bk in gz:base/base.tar.gz zst:base-zst/base.tar.zst lz4:base-lz4/base.tar.lz4 plain:plain; do
+    add "$bin.table.${bk%%:*}" "$b" table --backup "$W/${bk#*:}" --relation small --target-xid "$XID" "$W/arch"
+  done
+  add "$bin.page.gz" "$b" page --backup "$W/base/base.tar.gz" --relation small --target-xid "$XID" --format raw "$W/arch"
+  add "$bin.page.plain" "$b" page --backup "$W/plain" --relation small --target-xid "$XID" --format raw "$W/arch"
+done
+declare -A T RSS CPU
+for r in $(seq 1 "$RUNS"); do
+  for n in "${names[@]}"; do
+    s=$(date +%s.%N)
+    /usr/bin/time -f "%M %U %S" -o "$W/time.$n" ${CMD[$n]} > "$W/out.$n"
+    e=$(date +%s.%N)
+    T[$n]+="$(echo "$e - $s" | bc) "
+    read -r rss u sy < "$W/time.$n"
+    RSS[$n]+="$rss "
+    CPU[$n]+="$(echo "$u + $sy" | bc) "
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+least() { tr ' ' '\n' | grep . | sort -g | head -1; }
+# every output against the new binary's on base.tar.gz, of its kind
+for n in "${names[@]}"; do
+  case $n in
+  stats|new.gz) ;;
+  *.gz.sql) cmp "$W/out.new.gz.sql" "$W/out.$n" ;;
+  *.table.*) cmp "$W/out.new.table.gz" "$W/out.$n" ;;
+  *.page.*) cmp "$W/out.new.page.gz" "$W/out.$n" ;;
+  *) cmp "$W/out.new.gz" "$W/out.$n" ;;
+  esac || { echo "output of $n differs" >&2; exit 1; }
+done
+[ -s "$W/out.new.gz" ] && [ -s "$W/out.new.table.gz" ] && [ -s "$W/out.new.page.gz" ] || { echo "an empty output" >&2; exit 1; }
+TS=$(echo "${T[stats]}" | median); TSL=$(echo "${T[stats]}" | least)
+echo "stats: median ${TS}s, least ${TSL}s, CPU $(echo "${CPU[stats]}" | median)s (runs: ${T[stats]})"
+echo "rows --xid: $(wc -l < "$W/out.new.gz") changes; table small: $(wc -l < "$W/out.new.table.gz") rows; page small: $(stat -c %s "$W/out.new.page.gz") bytes; each output identical across backups${BASELINE:+ and binaries}"
+for n in "${names[@]}"; do
+  [ "$n" = stats ] && continue
+  t=$(echo "${T[$n]}" | median); tl=$(echo "${T[$n]}" | least)
+  printf '%-20s median %5.2fs %5.2fx stats, least %5.2fs %5.2fx stats, CPU %5.2fs, peak RSS %6s kB  (runs: %s)\n' "$n" "$t" "$(echo "scale=2; $t / $TS" | bc)" \
+    "$tl" "$(echo "scale=2; $tl / $TSL" | bc)" "$(echo "${CPU[$n]}" | median)" "$(echo "${RSS[$n]}" | median)" "${T[$n]}"
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

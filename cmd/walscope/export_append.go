@@ -117,9 +117,9 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	}
 	last := m.Last()
 	if last != nil {
-		// A run killed after committing a merge leaves the merged batches'
-		// files: removed now.
-		removeSupersededOrSay(stderr, target, tree, root, m, last.Supersedes, last)
+		// A run killed after committing a merge leaves the files it
+		// merged: removed now.
+		removeReplacedOrSay(stderr, target, tree, root, last)
 	}
 
 	in, err := resolveInput(c)
@@ -278,11 +278,11 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			return err
 		}
 	}
-	removeSupersededOrSay(stderr, target, tree, root, m, b.Supersedes, &b)
+	removeReplacedOrSay(stderr, target, tree, root, &b)
 	if !c.Bool("quiet") {
 		rows := b.Tables[export.TableRecords].Rows
 		fmt.Fprintf(stderr, "walscope: %s: batch %d: %s to %s, %d segments, %d records, days %s%s\n",
-			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","), mergedNote(b.Supersedes))
+			target, b.ID, b.Start, b.End, len(b.Segments), rows, strings.Join(b.Days, ","), mergedNote(&b))
 	}
 	return nil
 }

@@ -28,22 +28,22 @@ func mergeBelow(c *cli.Command) (int64, error) {
 	return n, nil
 }
 
-// planMerge makes the batch take over the small batches at the end of the
-// manifest (export/merge.go): their files become the new batch's, merged
-// with its own per table and day.
+// planMerge lets the batch merge its files with the dataset's small files
+// of the days it writes (export/merge.go); nothing with --no-merge.
 func planMerge(below int64, m *export.Manifest, cfg *export.Config, dsFS fs.FS) {
-	ids := m.MergeCandidates(below, cfg.Format.Ext(), cfg.Tables)
-	cfg.Merge = m.MergeInput(dsFS, ids)
+	if below > 0 {
+		cfg.Merge = m.MergeInput(dsFS, below, cfg.Format.Ext())
+	}
 }
 
-// removeSuperseded removes the files of the superseded batches ids that
-// the batch by (which supersedes them) does not list, once by is committed
-// (or, by the next run, after a run killed before it removed them): their
-// completion markers first (a reader that finds a marker finds its files),
-// then the files, then a local dataset's directories left empty. Nothing
-// there is no error.
-func removeSuperseded(target string, tree *objstore.Tree, root string, m *export.Manifest, ids []int, by *export.Batch) error {
-	files, markers, dirs := m.SupersededFiles(ids, by)
+// removeReplaced removes the earlier batches' files that the committed
+// batch b merged into its own (or, by the next run, those a run killed
+// before removing them left): the completion markers of their batch=N/
+// directories first (a reader that finds a marker finds its files), then
+// the files, then a local dataset's directories left empty. Nothing there
+// is no error.
+func removeReplaced(target string, tree *objstore.Tree, root string, b *export.Batch) error {
+	markers, files := export.ReplacedFiles(b)
 	for _, name := range append(markers, files...) {
 		var err error
 		if tree == nil {
@@ -59,39 +59,30 @@ func removeSuperseded(target string, tree *objstore.Tree, root string, m *export
 		}
 	}
 	if tree == nil {
-		for _, d := range dirs {
-			dir := filepath.Join(target, filepath.FromSlash(d))
-			ents, _ := os.ReadDir(dir)
-			for _, e := range ents {
-				if e.IsDir() {
-					os.Remove(filepath.Join(dir, e.Name())) // only if empty
-				}
-			}
-			os.Remove(dir)
+		for _, f := range files {
+			day := filepath.Dir(filepath.Join(target, filepath.FromSlash(f)))
+			os.Remove(day)               // only if empty
+			os.Remove(filepath.Dir(day)) // the batch=N/ directory, likewise
 		}
 	}
 	return nil
 }
 
-// removeSupersededOrSay removes the superseded batches' files, saying on
-// stderr what it could not remove (the batch is committed: a later run
-// removes them).
-func removeSupersededOrSay(stderr io.Writer, target string, tree *objstore.Tree, root string, m *export.Manifest, ids []int, by *export.Batch) {
-	if len(ids) == 0 {
+// removeReplacedOrSay removes the replaced files, saying on stderr what it
+// could not remove (the batch is committed: a later run removes them).
+func removeReplacedOrSay(stderr io.Writer, target string, tree *objstore.Tree, root string, b *export.Batch) {
+	if len(b.Replaces) == 0 {
 		return
 	}
-	if err := removeSuperseded(target, tree, root, m, ids, by); err != nil {
-		fmt.Fprintf(stderr, "walscope: %s: the files of the merged batches %v are not all removed (no reader reads them; the next append removes them): %v\n", target, ids, err)
+	if err := removeReplaced(target, tree, root, b); err != nil {
+		fmt.Fprintf(stderr, "walscope: %s: batch %d: the files it merged are not all removed (no reader of the manifest reads them; the next append removes them): %v\n", target, b.ID, err)
 	}
 }
 
-// mergedNote says which batches a batch merged ("" if none).
-func mergedNote(ids []int) string {
-	if len(ids) == 0 {
+// mergedNote says how many earlier files a batch merged ("" if none).
+func mergedNote(b *export.Batch) string {
+	if len(b.Replaces) == 0 {
 		return ""
 	}
-	if len(ids) == 1 {
-		return fmt.Sprintf(", merged batch %d into it", ids[0])
-	}
-	return fmt.Sprintf(", merged batches %d to %d into it", ids[0], ids[len(ids)-1])
+	return fmt.Sprintf(", %d earlier files merged into it", len(b.Replaces))
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -46,15 +45,15 @@ func growNights(t *testing.T, archive, ds string, cuts []int) {
 
 // manifestFiles is the DuckDB statement that puts the files the manifest
 // lists for table into a variable, the way docs/datasets.md tells readers
-// to read only committed batches: those of the batches no later batch
-// supersedes (a merge's).
+// to read only committed batches: the files no later batch replaced (merged
+// into its own).
 func manifestFiles(ds, table string) string {
 	return fmt.Sprintf(`SET VARIABLE %[2]s_files = (
   WITH m AS (SELECT * FROM read_json('%[1]s/_walscope_manifest/_batch-*.json',
-                                     columns = {batch: 'BIGINT', supersedes: 'BIGINT[]', tables: 'JSON'}))
-  SELECT list('%[1]s/' || (f ->> 'path') ORDER BY f ->> 'path')
-  FROM (SELECT unnest(CAST(tables -> '$.%[2]s.files' AS JSON[])) AS f FROM m
-        WHERE batch NOT IN (SELECT unnest(supersedes) FROM m)))`, ds, table)
+                                     columns = {tables: 'JSON', replaces: 'VARCHAR[]'})),
+       f AS (SELECT unnest(CAST(tables -> '$.%[2]s.files' AS JSON[])) ->> 'path' AS path FROM m)
+  SELECT list('%[1]s/' || path ORDER BY path) FROM f
+  WHERE path NOT IN (SELECT unnest(replaces) FROM m))`, ds, table)
 }
 
 // TestManifestFilesQuery: manifestFiles is docs/datasets.md's query, with
@@ -107,7 +106,7 @@ func TestAppendedDataset(t *testing.T) {
 		t.Errorf("%d batches", n)
 	}
 	m, err := export.ReadManifest(os.DirFS(ds))
-	if err != nil || len(m.Batches) != 4 || len(m.Last().Supersedes) == 0 {
+	if err != nil || len(m.Batches) != 4 || len(m.Last().Replaces) == 0 {
 		t.Fatalf("manifest: %v %+v", err, m)
 	}
 
@@ -134,18 +133,18 @@ func TestAppendedDataset(t *testing.T) {
 		}
 	}
 
-	// The files of a batch the last one superseded, back in place (as a
+	// The files the last batch merged into its own, back in place (as a
 	// run killed after committing its merge leaves them): the glob reads
 	// them, the manifest's readers do not.
-	sup := m.Last().Supersedes[len(m.Last().Supersedes)-1]
 	listedFiles := m.Files("records")
-	restored := 0
-	for _, f := range m.Batches[sup-1].Tables["records"].Files {
-		if slices.Contains(listedFiles, f.Path) {
-			continue // carried over by the last batch: listed, in place
+	var restore []string
+	for _, p := range m.Last().Replaces {
+		if strings.HasPrefix(p, "records/") {
+			restore = append(restore, p)
 		}
-		restored++
-		p := filepath.Join(ds, filepath.FromSlash(f.Path))
+	}
+	for _, r := range restore {
+		p := filepath.Join(ds, filepath.FromSlash(r))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		b, _ := os.ReadFile(filepath.Join(ds, filepath.FromSlash(listedFiles[0])))
 		if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -156,15 +155,13 @@ func TestAppendedDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a, b := scalar[int64](t, db, "SELECT count(*) FROM "+listed), scalar[int64](t, db, "SELECT count(*) FROM "+src); a >= b || a != scalar[int64](t, db, "SELECT count(*) FROM "+wholeSrc) {
-		t.Errorf("with a superseded batch's files in place: the manifest's files %d rows, the glob %d", a, b)
+		t.Errorf("with the files batch 4 merged back in place: the manifest's files %d rows, the glob %d", a, b)
 	}
-	if restored == 0 {
-		t.Errorf("batch %d's records files are all carried over by batch 4", sup)
+	if len(restore) == 0 {
+		t.Errorf("batch 4 merged no records file")
 	}
-	for _, f := range m.Batches[sup-1].Tables["records"].Files {
-		if !slices.Contains(listedFiles, f.Path) {
-			os.Remove(filepath.Join(ds, filepath.FromSlash(f.Path)))
-		}
+	for _, r := range restore {
+		os.Remove(filepath.Join(ds, filepath.FromSlash(r)))
 	}
 
 	// A batch directory that no manifest lists (a killed run's): the glob

@@ -105,7 +105,7 @@ func sameCells(t *testing.T, what string, got, want cells) {
 // segments per day are those of the checkpoints and segments tables, a
 // redo point or segment two batches share counted once (its first batch's
 // row: of a segment, the one of the lowest first_lsn, since a merged
-// batch's files hold the rows of the batches it superseded).
+// batch's files hold rows of the batches before it).
 func TestGrowthEqualsDuckDB(t *testing.T) {
 	fx := extract(t, "growth")
 	ds := filepath.Join(t.TempDir(), "ds")

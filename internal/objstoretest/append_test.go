@@ -115,11 +115,11 @@ func TestAppendToStore(t *testing.T) {
 					t.Fatalf("append %s: exit %d: %s", n, r.code, r.stderr)
 				}
 				if i == 2 {
-					// A run killed after committing its merge (batch 3,
-					// superseding 2) leaves batch 2's files that batch 3
-					// does not list, and their markers: the re-run
-					// removes them (the keys compared below).
-					restoreSuperseded(t, s, local, out)
+					// A run killed after committing its merge (batch 3)
+					// leaves the files it merged, and their directories'
+					// markers: the re-run removes them (the keys compared
+					// below).
+					restoreReplaced(t, s, local, out)
 				}
 				if r := run(t, s.Env, "export", "--append", out, n); r.code != 0 || !strings.Contains(r.stderr, "nothing to append") {
 					t.Errorf("re-run of %s: exit %d: %s", n, r.code, r.stderr)
@@ -147,11 +147,12 @@ func TestAppendToStore(t *testing.T) {
 			if m.EndTimeline != 2 {
 				t.Errorf("batch 3 ends on timeline %d", m.EndTimeline)
 			}
-			// Each night merged the small batch before it (export/merge.go):
-			// the superseded batches' objects are removed from the store,
-			// as their files are from the local dataset (the keys above).
-			if !reflect.DeepEqual(m.Supersedes, []int{2}) {
-				t.Errorf("batch 3 supersedes %v, want [2]", m.Supersedes)
+			// Each night merged its day's files with the small files of
+			// that day before it (export/merge.go): the replaced objects
+			// are removed from the store, as the files are from the local
+			// dataset (the keys above).
+			if len(m.Replaces) == 0 {
+				t.Errorf("batch 3 merged no earlier file")
 			}
 			// growth reads the store's dataset as the local one
 			for _, args := range [][]string{{"--format", "json"}, {"--format", "csv", "--by", "hour"}} {
@@ -166,18 +167,19 @@ func TestAppendToStore(t *testing.T) {
 	}
 }
 
-// restoreSuperseded puts back into the store dataset out the files of the
-// batches the local dataset's last batch superseded and does not list, as
-// a run killed between its merge's commit and their removal leaves them.
-func restoreSuperseded(t *testing.T, s *Store, local, out string) {
+// restoreReplaced puts back into the store dataset out the files the
+// local dataset's last batch merged into its own, and their directories'
+// markers, as a run killed between its merge's commit and their removal
+// leaves them.
+func restoreReplaced(t *testing.T, s *Store, local, out string) {
 	t.Helper()
 	m, err := export.ReadManifest(os.DirFS(local))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, markers, _ := m.SupersededFiles(m.Last().Supersedes, m.Last())
+	markers, files := export.ReplacedFiles(m.Last())
 	if len(files) == 0 || len(markers) == 0 {
-		t.Fatalf("batch %d superseded %v: %d files to put back", m.Last().ID, m.Last().Supersedes, len(files))
+		t.Fatalf("batch %d replaced %d files", m.Last().ID, len(files))
 	}
 	for _, kv := range s.Env {
 		k, v, _ := strings.Cut(kv, "=")
