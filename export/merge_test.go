@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -244,5 +245,46 @@ func TestMergeRuns(t *testing.T) {
 	}
 	if got := show(mergeRuns(files[:3], 100, 0)); got != "" {
 		t.Errorf("no file of the batch: %q", got)
+	}
+}
+
+// TestConcatText: JSON Lines and CSV files of one table's columns are
+// joined (a CSV header once); files of other columns are refused.
+func TestConcatText(t *testing.T) {
+	dir := t.TempDir()
+	write := func(f Format, s *Schema, lo, hi int) []byte {
+		p := filepath.Join(dir, fmt.Sprintf("%s-%d-%d%s", s.Table, lo, len(s.Columns), f.Ext()))
+		w, err := Create(p, f, s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := lo; i < hi; i++ {
+			r := testRow(i)
+			if len(s.Columns) > len(r) {
+				r = append(r, Value{S: "extra"})
+			}
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(p)
+		return b
+	}
+	other := testSchema.With(Column{Name: "extra", Kind: String})
+	for _, f := range []Format{JSONL, CSV} {
+		out := filepath.Join(dir, "merged"+f.Ext())
+		if err := concatText(out, f, [][]byte{write(f, testSchema, 0, 10), write(f, testSchema, 10, 25)}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(out)
+		if want := write(f, testSchema, 0, 25); string(got) != string(want) {
+			t.Errorf("%s: merged %d bytes, one file of the same rows %d", f, len(got), len(want))
+		}
+		if err := concatText(filepath.Join(dir, "bad"+f.Ext()), f, [][]byte{write(f, testSchema, 0, 10), write(f, other, 0, 10)}); !errors.Is(err, ErrConcat) {
+			t.Errorf("%s of other columns: %v", f, err)
+		}
 	}
 }
