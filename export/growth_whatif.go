@@ -45,11 +45,33 @@ func (w *GrowthWhatIf) add(o *GrowthWhatIf) {
 	w.Failed += o.Failed
 }
 
-// sampled reports whether the image of block id of the record at lsn is in
-// the sample (a multiplicative hash: WAL positions are 8-aligned).
-func sampled(lsn xlog.LSN, id uint8) bool {
+// growthWhatIfCap is how many images of an hour a span sizes at one in
+// GrowthWhatIfSample; after them, one in growthWhatIfThin of the hour's
+// images are, each counted growthWhatIfThin/GrowthWhatIfSample times (its
+// inverse chance of being sized against the others': the sums stay
+// estimates of one in GrowthWhatIfSample's). A busy hour's images are
+// alike enough that its first few hundred sized bound the ratio's error,
+// and sizing them cost an append more than all the rest it adds to an
+// export (issue 29).
+var growthWhatIfCap uint64 = 256
+
+const growthWhatIfThin = 64
+
+// sampleWeight returns the weight of the image of block id of the record
+// at lsn in the sample (0: not sized), when sized images of its hour were
+// sized before it (a multiplicative hash: WAL positions are 8-aligned; one
+// in growthWhatIfThin hashes is one in GrowthWhatIfSample's too).
+func sampleWeight(lsn xlog.LSN, id uint8, sized uint64) uint64 {
 	h := (uint64(lsn)>>3 ^ uint64(id)<<56) * 0x9E3779B97F4A7C15
-	return (h>>32)%GrowthWhatIfSample == 0
+	switch r := h >> 32; {
+	case r%GrowthWhatIfSample != 0:
+		return 0
+	case sized < growthWhatIfCap:
+		return 1
+	case r%growthWhatIfThin != 0:
+		return 0
+	}
+	return growthWhatIfThin / GrowthWhatIfSample
 }
 
 // growthSizer is a span's sample: by hour key (as the cells), and the
@@ -69,7 +91,7 @@ func (s *Span) sizeImages(dec *decode.Decoder, rec *decode.Record, k growthKey) 
 	k = growthKey{hour: k.hour, pending: k.pending}
 	for i := range rec.Blocks {
 		b := &rec.Blocks[i]
-		if !b.HasImage || !sampled(rec.LSN, b.ID) {
+		if !b.HasImage || sampleWeight(rec.LSN, b.ID, 0) == 0 {
 			continue
 		}
 		if z.byHour == nil {
@@ -80,6 +102,10 @@ func (s *Span) sizeImages(dec *decode.Decoder, rec *decode.Record, k growthKey) 
 			w = &GrowthWhatIf{}
 			z.byHour[k] = w
 		}
+		weight := sampleWeight(rec.LSN, b.ID, w.Images+w.Failed)
+		if weight == 0 {
+			continue
+		}
 		var err error
 		z.page, err = dec.AppendPage(z.page[:0], rec, b)
 		if err != nil || len(z.page) != dec.BlockSize || int(b.HoleOffset)+int(b.HoleLength) > len(z.page) {
@@ -87,12 +113,12 @@ func (s *Span) sizeImages(dec *decode.Decoder, rec *decode.Record, k growthKey) 
 			continue
 		}
 		w.Images++
-		w.Stored += uint64(b.ImageLen)
+		w.Stored += weight * uint64(b.ImageLen)
 		off, hl := int(b.HoleOffset), int(b.HoleLength)
-		w.Off += uint64(z.rc.EstimateImage(z.page, off, hl, decode.CompressNone).StoredLen)
-		w.PGLZ += z.size(b, off, hl, decode.CompressPGLZ)
-		w.LZ4 += z.size(b, off, hl, decode.CompressLZ4)
-		w.Zstd += z.size(b, off, hl, decode.CompressZstd)
+		w.Off += weight * uint64(z.rc.EstimateImage(z.page, off, hl, decode.CompressNone).StoredLen)
+		w.PGLZ += weight * z.size(b, off, hl, decode.CompressPGLZ)
+		w.LZ4 += weight * z.size(b, off, hl, decode.CompressLZ4)
+		w.Zstd += weight * z.size(b, off, hl, decode.CompressZstd)
 	}
 }
 

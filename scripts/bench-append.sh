@@ -20,7 +20,12 @@
 #   append: export --append DATASET ARCHIVE-of-days-1..N (day N added)
 #   alone:  export --out OUT DAY-N's-segment (that day exported by itself)
 # and prints the medians and their ratio (append / alone; issue 29 asks for
-# at most 1.2x). Then `go test -bench ReadManifest ./export` (10^5 segments
+# at most 1.2x) of the wall time, and of the CPU time (user + system: on a
+# machine other work loads, wall times mostly say how much of the cores
+# the runs got; the load averages are printed before and after).
+# APPEND_FLAGS="--no-merge" adds flags to the timed append (the nights
+# before are appended without them); WALSCOPE_BIN=PATH measures that binary
+# rather than a build of the checkout. Then `go test -bench ReadManifest ./export` (10^5 segments
 # in 1,000 batch manifests, read and checked). Run as root (the server runs
 # as postgres). Measures; asserts nothing.
 set -euo pipefail
@@ -29,8 +34,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 B=${BENCH_DIR:-/tmp/walscope-append}
 . "$root/scripts/pgbench-archive.sh"
 pgbench_archive "$B" 55499 10 4 600M "checkpoint_timeout = 120s" "wal_compression = lz4"
-(cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
-ws="$B/walscope"
+# WALSCOPE_BIN=PATH measures that binary (an older build, to compare)
+# instead of the checkout's.
+if [ -n "${WALSCOPE_BIN:-}" ]; then
+  ws=$(realpath "$WALSCOPE_BIN")
+else
+  (cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
+  ws="$B/walscope"
+fi
 cd "$B"
 mapfile -t segs < <(ls archive | grep -E '^[0-9A-F]{24}$' | sort)
 n=${#segs[@]}
@@ -39,6 +50,7 @@ list=${DAYS:-1 10 30}          # the days measured
 maxN=${list##* }
 first=$((n - ds * maxN)) # days 1..maxN: the last segments; day 1 also holds those before
 [ "$first" -ge 1 ] || { echo "only $n segments: need $((ds * maxN + 1))" >&2; exit 1; }
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "archive: $n segments of 16 MB, $(du -smL archive | cut -f1) MB; $(nproc) cores; $runs runs each; $ds segment(s) a day"
 # days K: an archive directory holding the segments of days 1..K (links).
 days() {
@@ -48,7 +60,8 @@ days() {
   echo "$d"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-secs() { /usr/bin/time -f %e -o t.txt "$@" >/dev/null 2>&1; cat t.txt; }
+# secs CMD...: "WALL CPU" seconds of a run.
+secs() { /usr/bin/time -f '%e %U %S' -o t.txt "$@" >/dev/null 2>&1; awk '{print $1, $2 + $3}' t.txt; }
 export WALSCOPE_NOSYNC=${WALSCOPE_NOSYNC:-0}
 for N in $list; do
   rm -rf ds
@@ -61,11 +74,15 @@ for N in $list; do
   : >a.txt; : >b.txt
   for r in $(seq "$runs"); do
     rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
-    secs "$ws" export --append ds.run -q "$all" >>a.txt
+    # shellcheck disable=SC2086 # APPEND_FLAGS: words
+    secs "$ws" export --append ds.run -q ${APPEND_FLAGS:-} "$all" >>a.txt
     rm -rf out; secs "$ws" export --out out -q alone-in >>b.txt
   done
-  a=$(median <a.txt); b=$(median <b.txt)
-  printf 'day %2d (%2d batches before): append %6.2fs, the day alone %6.2fs: %.2fx\n' "$N" $((N - 1)) "$a" "$b" "$(echo "$a / $b" | bc -l)"
+  a=$(cut -d' ' -f1 a.txt | median); b=$(cut -d' ' -f1 b.txt | median)
+  acpu=$(cut -d' ' -f2 a.txt | median); bcpu=$(cut -d' ' -f2 b.txt | median)
+  printf 'day %2d (%2d batches before): append %6.2fs, the day alone %6.2fs: %.2fx; CPU %6.2fs against %6.2fs: %.2fx\n' \
+    "$N" $((N - 1)) "$a" "$b" "$(echo "$a / $b" | bc -l)" "$acpu" "$bcpu" "$(echo "$acpu / $bcpu" | bc -l)"
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -rf ds ds.run out alone-in days-* a.txt b.txt t.txt
 (cd "$root" && go test -run XXX -bench ReadManifest -benchtime 5x ./export | grep -E '^Benchmark')
