@@ -170,17 +170,35 @@ func (e *Exporter) mergeStaged() error {
 	return nil
 }
 
+// mergeRatio bounds what a night rewrites: an earlier file is merged
+// with the night's files of its day only if it is at most mergeRatio times
+// their bytes, or at most a 16th of the threshold (a few MB, cheap to copy
+// whatever the night). A day that many nights write (the
+// nights of scripts/bench-append.sh all fall on one date) then grows files
+// of a few nights each instead of rewriting one file of up to the threshold
+// every night; a day two nights share (the usual: the job runs after
+// midnight) still ends in one file, its small part merged into the large.
+const mergeRatio = 8
+
 // mergeRuns cuts a day's files (the earlier batches', then this batch's)
 // into the runs to write as one file each: from the last file backwards,
 // a run takes the file before it while their bytes stay at most below and
-// their rows at most fileRows (0: any); it ends at the first run that
-// holds none of this batch's files, which, and the files before it, stay
-// as they are (not returned). In file order.
+// their rows at most fileRows (0: any), an earlier file only if it is
+// small (mergeRatio); it ends at the first run that holds none of this
+// batch's files, which, and the files before it, stay as they are (not
+// returned). In file order.
 func mergeRuns(inputs []mergeInput, below, fileRows int64) [][]mergeInput {
+	var own int64
+	for _, x := range inputs {
+		if !x.earlier {
+			own += x.bytes
+		}
+	}
+	small := func(x mergeInput) bool { return !x.earlier || x.bytes <= mergeRatio*own || x.bytes <= below/16 }
 	var runs [][]mergeInput
 	for i := len(inputs) - 1; i >= 0 && !inputs[i].earlier; {
 		j, rows, bytes := i, inputs[i].f.Rows, inputs[i].bytes
-		for j > 0 && bytes+inputs[j-1].bytes <= below && (fileRows <= 0 || rows+inputs[j-1].f.Rows <= fileRows) {
+		for j > 0 && small(inputs[j-1]) && bytes+inputs[j-1].bytes <= below && (fileRows <= 0 || rows+inputs[j-1].f.Rows <= fileRows) {
 			j--
 			rows += inputs[j].f.Rows
 			bytes += inputs[j].bytes

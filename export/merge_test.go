@@ -232,8 +232,9 @@ func TestMergeRuns(t *testing.T) {
 		below, rows int64
 		want        string
 	}{
-		{64, 0, "e2+e3+o1+o2"}, // e1 stays: 60 more would pass 64
-		{71, 0, "e1+e2+e3+o1+o2"},
+		{64, 0, "e2+e3+o1+o2"},      // e1 stays: 60 more would pass 64
+		{71, 0, "e2+e3+o1+o2"},      // e1 stays: more than 8 times the night's 3 bytes, and than 71/16
+		{1000, 0, "e1+e2+e3+o1+o2"}, // e1 is less than 1000/16
 		{8, 0, "e3+o1+o2"},
 		{2, 0, "o1 o2"},  // nothing fits with another: as they are
 		{64, 2, "o1+o2"}, // two rows a file: e3 stays
@@ -242,6 +243,10 @@ func TestMergeRuns(t *testing.T) {
 		if got := show(mergeRuns(files, c.below, c.rows)); got != c.want {
 			t.Errorf("below %d rows %d: %s, want %s", c.below, c.rows, got, c.want)
 		}
+	}
+	// e3 is 5 bytes: more than 8 times the night's 0, and than 64/16
+	if got := show(mergeRuns([]mergeInput{in("e3", 5, 1, true), in("o", 0, 1, false)}, 64, 0)); got != "o" {
+		t.Errorf("a night of nothing: %q", got)
 	}
 	if got := show(mergeRuns(files[:3], 100, 0)); got != "" {
 		t.Errorf("no file of the batch: %q", got)
