@@ -367,7 +367,7 @@ func Open(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r}
-	b := &builder{res: res, r: r, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{},
+	b := &builder{res: res, r: r, added: pageReader{r: r}, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{},
 		xids: append([]xlog.XID{cfg.XID}, end.Subxacts...)}
 	if cfg.Relation != "" {
 		rel, err := r.Resolve(cfg.Relation, cfg.Database)
@@ -447,17 +447,19 @@ type builder struct {
 	// index among the changes read back (count of them)
 	groups map[int][]*emptiedGroup
 	count  int
+	added  pageReader // the rows a TRUNCATE or DROP gives that the transaction wrote
 }
 
 // window is what the transaction did to a relation a TRUNCATE or DROP
 // empties, since its start or the relation's previous TRUNCATE: the rows
 // as of before the transaction it removed (while they are the table's:
-// before), and the rows it added that are still there. It holds the
-// transaction's own changes of the table, not the table's rows.
+// before), and where the rows it added that are still there lie (their
+// file). It holds where the transaction's own changes of the table are,
+// not rows.
 type window struct {
 	before  bool
 	removed map[ctid]bool
-	added   map[ctid]*Row
+	added   map[ctid]decode.RelFileLocator
 }
 
 // emptiedGroup is one TRUNCATE or DROP: its rows are those as of before
@@ -471,7 +473,7 @@ type emptiedGroup struct {
 	before  bool
 	removed map[ctid]bool
 	added   []ctid
-	rows    map[ctid]*Row
+	files   map[ctid]decode.RelFileLocator
 	n       int
 }
 
@@ -639,7 +641,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	for _, evs := range b.events {
 		for _, e := range evs {
 			if b.live[e.rel] == nil {
-				b.live[e.rel] = &window{before: true, removed: map[ctid]bool{}, added: map[ctid]*Row{}}
+				b.live[e.rel] = &window{before: true, removed: map[ctid]bool{}, added: map[ctid]decode.RelFileLocator{}}
 			}
 		}
 	}
@@ -662,7 +664,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				b.note(rel)
 				b.res.total++
 			}
-			b.followLive(c, k, rel)
+			b.followLive(c, k)
 		}
 		if c.Op == replay.ChangeTruncate || b.cats[c.Rel.DBOID] == nil {
 			continue
@@ -936,7 +938,7 @@ func (b *builder) note(rel *Relation) {
 }
 
 // followLive follows a change of a relation a TRUNCATE or DROP empties.
-func (b *builder) followLive(c *replay.Change, k relKey, rel *Relation) {
+func (b *builder) followLive(c *replay.Change, k relKey) {
 	w := b.live[k]
 	if w == nil {
 		return
@@ -950,9 +952,10 @@ func (b *builder) followLive(c *replay.Change, k relKey, rel *Relation) {
 		}
 	}
 	if c.Op != replay.ChangeDelete && c.New != nil {
-		if row, err := b.decodeRow(rel, c.New, c.NewBlock, c.NewOffset); err == nil {
-			w.added[ctid{c.NewBlock, c.NewOffset}] = row
-		}
+		// read again from the page when given: just before the commit a
+		// row the transaction wrote is still there as it wrote it (not
+		// pruned before it ends; changed again, it is removed here)
+		w.added[ctid{c.NewBlock, c.NewOffset}] = c.Rel
 	}
 }
 
@@ -1000,12 +1003,12 @@ func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) (*emptiedGroup, e
 	if err != nil {
 		return nil, err
 	}
-	b.live[e.rel] = &window{removed: map[ctid]bool{}, added: map[ctid]*Row{}}
+	b.live[e.rel] = &window{removed: map[ctid]bool{}, added: map[ctid]decode.RelFileLocator{}}
 	if !b.wanted(e.rel) {
 		return nil, nil
 	}
 	b.note(rel)
-	g := &emptiedGroup{lsn: lsn, xid: xid, op: e.op, rel: rel, before: w.before, removed: w.removed, rows: w.added}
+	g := &emptiedGroup{lsn: lsn, xid: xid, op: e.op, rel: rel, before: w.before, removed: w.removed, files: w.added}
 	for k := range w.added {
 		g.added = append(g.added, k)
 	}
@@ -1041,12 +1044,19 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 		}
 		return true
 	}
+	added := func(k ctid) bool {
+		tup, err := b.added.tupleAt(g.files[k], k.blk, k.off)
+		if err != nil {
+			return give(nil, &table.RowError{Block: k.blk, Offset: k.off, Err: err})
+		}
+		return give(b.decodeRow(g.rel, tup, k.blk, k.off))
+	}
 	next := 0
 	if g.before {
 		err := b.r.VisibleTuples(g.rel.Locator, func(blk uint32, off uint16, tup []byte) error {
 			here := ctid{blk, off}
 			for ; next < len(g.added) && g.added[next].less(here); next++ {
-				if !give(g.rows[g.added[next]], nil) {
+				if !added(g.added[next]) {
 					return errStop
 				}
 			}
@@ -1068,7 +1078,7 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 		}
 	}
 	for ; next < len(g.added); next++ {
-		if !give(g.rows[g.added[next]], nil) {
+		if !added(g.added[next]) {
 			return false
 		}
 	}
