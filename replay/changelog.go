@@ -419,9 +419,11 @@ func (cl *ChangeList) All() iter.Seq2[*Change, error] { return cl.read((*changeL
 // Backward yields the changes in reverse WAL order.
 func (cl *ChangeList) Backward() iter.Seq2[*Change, error] { return cl.read((*changeLog).backward) }
 
-// WatchedChanges returns the rows Config.WatchXID changed, as Changes
-// does, without holding them all in memory: nil without the transaction's
-// commit read.
+// WatchedChanges returns the rows Config.WatchXID changed, to be read in
+// WAL order (ChangeList.All) or backward: the changes of its heap records
+// and of its subtransactions' that committed with it (its commit record's
+// list); the changes of subtransactions that were rolled back are not
+// changes. nil without the transaction's commit read.
 func (r *Replay) WatchedChanges() *ChangeList {
 	e, _, ok := r.WatchedEnd()
 	if !ok || !e.Commit || r.changes == nil {

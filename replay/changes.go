@@ -401,27 +401,6 @@ func (r *Replay) WatchedEnd() (rmgr.XactEndInfo, xlog.LSN, bool) {
 	return *r.watchedEnd, r.watchedEndLSN, true
 }
 
-// Changes returns, in WAL order, the rows Config.WatchXID changed: the
-// changes of its heap records and of its subtransactions' that committed
-// with it (its commit record's list); the changes of subtransactions that
-// were rolled back are not changes. Without the transaction's commit read,
-// none. The changes are handed over: the replay keeps them no longer, and a
-// second call returns none. They are all in memory: WatchedChanges reads
-// them one at a time instead. An error reading them back (the file the
-// replay spilled them to) is returned.
-func (r *Replay) Changes() ([]*Change, error) {
-	var out []*Change
-	for c, err := range r.WatchedChanges().All() {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	err := r.changes.close()
-	r.changes = nil
-	return out, err
-}
-
 // ToastFiles returns the files the TOAST relations of every database have
 // in the backup, read from the backup's own pg_class pages as FilesNamed
 // reads them (every tuple, dead ones included). A replay holding only the

@@ -88,7 +88,8 @@ type Config struct {
 	MemoryBytes int64
 	TempDir     string
 	// WatchXID, when set, has the replay keep the rows this transaction
-	// and its subtransactions change (Changes, WatchedEnd; changes.go).
+	// and its subtransactions change (WatchedChanges, WatchedEnd;
+	// changes.go, changelog.go).
 	WatchXID xlog.XID
 	// ChangeMemoryBytes bounds the watched changes held in memory (0: 4
 	// MiB); beyond, they go to a file of ours in TempDir (changelog.go).
