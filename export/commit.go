@@ -66,7 +66,7 @@ type Marker struct {
 
 // MarkerFile is one file of a dataset, relative to the dataset directory.
 // Bytes, its size, is given in batch manifests (merge.go decides by it
-// which batches are small); 0 in those of a walscope before merging.
+// which files are small); 0 in those of a walscope before merging.
 type MarkerFile struct {
 	Path  string `json:"path"`
 	Rows  int64  `json:"rows"`

@@ -76,9 +76,9 @@ type Config struct {
 	// FileRows bounds the rows of one file (0: a span's rows, however
 	// many): a file that reaches it is completed and another begun.
 	FileRows int64
-	// Merge, for a PartitionBatch export, is what the batch takes over
-	// from the small batches before it (merge.go): their files, merged
-	// with the batch's own per table and day before publishing. Nil: none.
+	// Merge, for a PartitionBatch export, is what the batch may merge its
+	// files with (merge.go): the small files of earlier batches, per table
+	// and day, merged with the batch's own before publishing. Nil: none.
 	Merge *MergeInput
 	// Hook, if set, is called at each step of publishing ("staged",
 	// "published <table>", ...): tests stop an export there. An error it
