@@ -37,8 +37,8 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "append", Usage: "add the WAL after what the incremental dataset `DATASET` (a directory or s3://, gs://, azblob:// URL) covers to it, as a new batch"},
 		&cli.BoolFlag{Name: "verify-exported", Usage: "with --append: check the SHA-256 of every already exported segment the input holds, not only of the one the last batch ended in"},
 		&cli.IntFlag{Name: "file-rows", Value: defaultFileRows, Usage: "with --append: at most `ROWS` rows in one file (a bigger batch's files are split)"},
-		&cli.StringFlag{Name: "merge-below", Value: "64MB", Usage: "with --append: merge the last batches into the new one while their files add up to less than `SIZE` (64MB, 512kB, bytes)"},
-		&cli.BoolFlag{Name: "no-merge", Usage: "with --append: never merge the last batches into the new one"},
+		&cli.StringFlag{Name: "merge-below", Value: "64MB", Usage: "with --append: merge the batch's files of a day with that day's small earlier files, into files of at most `SIZE` (64MB, 512kB, bytes)"},
+		&cli.BoolFlag{Name: "no-merge", Usage: "with --append: never merge files"},
 		&cli.BoolFlag{Name: "break-lock", Usage: "with --append to an object store: take over the dataset's lease even if the append that holds it may be alive"},
 		&cli.DurationFlag{Name: "lock-ttl", Value: 24 * time.Hour, Usage: "with --append to an object store: a lease older than `DURATION` is stale and taken over (its append has died)"},
 	)
