@@ -60,8 +60,13 @@ days() {
   echo "$d"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-# secs CMD...: "WALL CPU" seconds of a run.
-secs() { /usr/bin/time -f '%e %U %S' -o t.txt "$@" >/dev/null 2>&1; awk '{print $1, $2 + $3}' t.txt; }
+# secs CMD...: "WALL CPU" seconds of a run, to the millisecond (bash's
+# time: /usr/bin/time's hundredths were a sixth of a 60 ms night).
+secs() {
+  local TIMEFORMAT='%3R %3U %3S'
+  { time "$@" >/dev/null 2>&1; } 2>t.txt
+  awk '{print $1, $2 + $3}' t.txt
+}
 export WALSCOPE_NOSYNC=${WALSCOPE_NOSYNC:-0}
 for N in $list; do
   rm -rf ds
@@ -80,7 +85,7 @@ for N in $list; do
   done
   a=$(cut -d' ' -f1 a.txt | median); b=$(cut -d' ' -f1 b.txt | median)
   acpu=$(cut -d' ' -f2 a.txt | median); bcpu=$(cut -d' ' -f2 b.txt | median)
-  printf 'day %2d (%2d batches before): append %6.2fs, the day alone %6.2fs: %.2fx; CPU %6.2fs against %6.2fs: %.2fx\n' \
+  printf 'day %2d (%2d batches before): append %6.3fs, the day alone %6.3fs: %.2fx; CPU %6.3fs against %6.3fs: %.2fx\n' \
     "$N" $((N - 1)) "$a" "$b" "$(echo "$a / $b" | bc -l)" "$acpu" "$bcpu" "$(echo "$acpu / $bcpu" | bc -l)"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
