@@ -133,17 +133,31 @@ func (c *settingsCell) add(o *settingsCell) {
 	c.replica = c.replica || o.replica
 }
 
-// candKey is a record minimal may drop: its hour, its transaction and the
-// one relation its blocks are in.
-type candKey struct {
-	hour growthKey
-	xid  xlog.XID
-	rel  decode.RelFileLocator
+// relCand is what minimal may drop of a relation the span did not see
+// created: the records of the first transaction that wrote to it in the
+// span, until it ended. A relation created by a transaction still open is
+// invisible to every other one, so if it was created before the span (by
+// a transaction open at the span's start) that transaction writes to it
+// first; another transaction writing to it before the first ended means
+// the first did not create it (poisoned). One entry per relation, not per
+// record: a record's run cost the append 10% more CPU (growslice), a map
+// insert per record 15%.
+type relCand struct {
+	xid      xlog.XID
+	poisoned bool
+	ended    bool // xid ended in the span: later writers are others
+	runs     []candRun
 }
 
-// candSums are the candidates' record bytes, xid headers and database
-// info.
-type candSums struct{ bytes, xidHeader, dbInfo uint64 }
+// candRun is the candidate's records of one hour: their bytes and
+// top-level xid headers (counted as kept in their hour's cell until the
+// merge finds the relation created before the span).
+type candRun struct {
+	hour      int64
+	pending   bool
+	xidHeader uint64
+	bytes     uint64
+}
 
 // settingsTrack is a span's settings counts, or the exporter's merged
 // ones with the relations created by transactions still open.
@@ -158,11 +172,13 @@ type settingsTrack struct {
 	// the spans merged; ended the transactions the span saw end.
 	created map[xlog.XID]map[decode.RelFileLocator]bool
 	ended   []xlog.XID
-	// cands are the span's records of transactions it did not see create
-	// their relation (resolved at the merge).
-	cands    map[candKey]*candSums
-	lastCand candKey
-	lastSums *candSums
+	// cands are, by relation, the span's records of the first transaction
+	// writing to it, which it did not see create the relation (resolved at
+	// the merge); candXids their transactions.
+	cands    map[decode.RelFileLocator]*relCand
+	candXids map[xlog.XID][]*relCand
+	lastRel  decode.RelFileLocator
+	lastCand *relCand
 }
 
 func (t *settingsTrack) cell(k growthKey) *settingsCell {
@@ -230,11 +246,13 @@ func (s *Span) addSettings(rec *decode.Record, k growthKey) {
 	}
 	// wal_level: the evidence (whatif.LevelGuesser), then what the lower
 	// levels drop (whatif.placeLevel).
-	if cp, ok := rmgr.Checkpoint(rec); ok && cp.WalLevel >= xlog.WalLevelMinimal {
-		c.stated = cp.WalLevel
-	}
-	if pc, ok := rmgr.ParameterChange(rec); ok {
-		c.stated = pc.WalLevel
+	if id == xlog.RmgrXLOG {
+		if cp, ok := rmgr.Checkpoint(rec); ok && cp.WalLevel >= xlog.WalLevelMinimal {
+			c.stated = cp.WalLevel
+		}
+		if pc, ok := rmgr.ParameterChange(rec); ok {
+			c.stated = pc.WalLevel
+		}
 	}
 	md := rec.MainData
 	switch {
@@ -300,32 +318,59 @@ func (s *Span) addSettings(rec *decode.Record, k growthKey) {
 		}
 		if one {
 			// The relation may have been created by the transaction in a
-			// span before this one: settled at the merge.
-			ck := candKey{k, xid, rec.Blocks[0].Rel}
-			cs := t.lastSums
-			if cs == nil || t.lastCand != ck {
-				cs = t.cands[ck]
-				if cs == nil {
-					if t.cands == nil {
-						t.cands = map[candKey]*candSums{}
-					}
-					cs = &candSums{}
-					t.cands[ck] = cs
-				}
-				t.lastCand, t.lastSums = ck, cs
+			// span before this one: settled at the merge. (A record with
+			// blocks is no COMMIT: it has no database info.)
+			if t.addCandidate(rec.Blocks[0].Rel, xid, k, tot, xidHeader) {
+				c.xidHeader += xidHeader
+				return
 			}
-			cs.bytes += tot
-			cs.xidHeader += xidHeader
-			cs.dbInfo += dbInfo
-			return
 		}
 	}
-	if _, ok := rmgr.XactEnd(rec); ok {
-		t.ended = append(t.ended, xid)
-		delete(t.created, xid)
+	if id == xlog.RmgrTransaction {
+		if _, ok := rmgr.XactEnd(rec); ok {
+			t.ended = append(t.ended, xid)
+			delete(t.created, xid)
+			for _, rc := range t.candXids[xid] {
+				rc.ended = true
+			}
+		}
 	}
 	c.xidHeader += xidHeader
 	c.dbInfo += dbInfo
+}
+
+// addCandidate notes a record of xid whose blocks are all in rel as a
+// candidate, and reports whether it is one (rel's first writer in the
+// span, not yet ended).
+func (t *settingsTrack) addCandidate(rel decode.RelFileLocator, xid xlog.XID, k growthKey, tot, xidHeader uint64) bool {
+	rc := t.lastCand
+	if rc == nil || t.lastRel != rel {
+		rc = t.cands[rel]
+		if rc == nil {
+			if t.cands == nil {
+				t.cands = map[decode.RelFileLocator]*relCand{}
+				t.candXids = map[xlog.XID][]*relCand{}
+			}
+			rc = &relCand{xid: xid}
+			t.cands[rel] = rc
+			t.candXids[xid] = append(t.candXids[xid], rc)
+		}
+		t.lastRel, t.lastCand = rel, rc
+	}
+	if rc.poisoned || rc.ended {
+		return false
+	}
+	if rc.xid != xid {
+		rc.poisoned, rc.runs = true, nil
+		return false
+	}
+	if n := len(rc.runs); n > 0 && rc.runs[n-1].hour == k.hour && rc.runs[n-1].pending == k.pending {
+		rc.runs[n-1].bytes += tot
+		rc.runs[n-1].xidHeader += xidHeader
+	} else {
+		rc.runs = append(rc.runs, candRun{hour: k.hour, pending: k.pending, xidHeader: xidHeader, bytes: tot})
+	}
+	return true
 }
 
 func le32(b []byte) uint32 {
@@ -341,22 +386,26 @@ func (t *settingsTrack) mergeSettings(s *settingsTrack, beforeHour int64, before
 		}
 		return k
 	}
-	// The candidates: dropped if the transaction created the relation in
-	// a span before (t.created: open at the end of those spans).
-	for ck, cs := range s.cands {
-		c := t.cell(resolve(ck.hour))
-		if t.created[ck.xid][ck.rel] {
-			c.minDropped += cs.bytes
-			c.minXidHeader += cs.xidHeader
-			c.minDBInfo += cs.dbInfo
-		} else {
-			c.xidHeader += cs.xidHeader
-			c.dbInfo += cs.dbInfo
-		}
-	}
 	for k, c := range s.byHour {
 		t.cell(resolve(k)).add(c)
 	}
+	// The candidates: dropped if the transaction created the relation in
+	// a span before (t.created: open at the end of those spans); their
+	// hour counted them as kept.
+	if len(t.created) > 0 {
+		for rel, rc := range s.cands {
+			if rc.poisoned || !t.created[rc.xid][rel] {
+				continue
+			}
+			for _, r := range rc.runs {
+				c := t.cell(resolve(growthKey{hour: r.hour, pending: r.pending}))
+				c.minDropped += r.bytes
+				c.minXidHeader += r.xidHeader
+				c.xidHeader -= r.xidHeader
+			}
+		}
+	}
+	s.cands, s.candXids = nil, nil
 	for id, row := range s.dataLen {
 		if row == nil {
 			continue
