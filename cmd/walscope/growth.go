@@ -232,10 +232,45 @@ func growthText(w io.Writer, target string, r *growth.Report, hours bool, top in
 		fmt.Fprintln(w)
 		fmt.Fprintln(w)
 	}
+	growthSettingsText(w, r.Settings)
 	for _, n := range r.NotComputed {
 		fmt.Fprintf(w, "Not computed: %s\n", n)
 	}
 	return nil
+}
+
+// growthSettingsText prints what the settings would have saved.
+func growthSettingsText(w io.Writer, s *growth.Settings) {
+	if s == nil {
+		return
+	}
+	if s.Days > 0 {
+		fmt.Fprintf(w, "What other settings would have saved (record bytes, over %d days of %s MB; wal_level %s; estimated at append time as walscope whatif does):\n", s.Days, mb(float64(s.Bytes)), s.WalLevel)
+		for _, sc := range s.Scenarios {
+			if !sc.Applies {
+				fmt.Fprintf(w, "  %-22s -  (the stream is at or below it)\n", sc.Scenario)
+				continue
+			}
+			extra := ""
+			if sc.Scenario == growth.ScenarioFPWOff {
+				extra = fmt.Sprintf(", %d images dropped", sc.ImagesDropped)
+			}
+			fmt.Fprintf(w, "  %-22s saves %s MB (%.1f%%)%s\n", sc.Scenario, mb(float64(sc.SavedBytes)), sc.Percent, extra)
+		}
+		for _, wk := range s.Weeks {
+			fmt.Fprintf(w, "  week %s (%d days):", wk.Start, wk.Days)
+			for _, sc := range s.Scenarios {
+				if sc.Applies {
+					fmt.Fprintf(w, " %s %s MB", sc.Scenario, mb(float64(wk.Saved[sc.Scenario])))
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(s.NotRecorded) > 0 {
+		fmt.Fprintf(w, "  not recorded (batches written before the settings estimate): %d days, %s\n", len(s.NotRecorded), strings.Join(s.NotRecorded, ", "))
+	}
+	fmt.Fprintln(w)
 }
 
 func orDash(s string) string {
@@ -255,7 +290,9 @@ func share(part, whole uint64) float64 {
 // growthCSV writes the report as rows of period, group, key and counts:
 // group total (key empty), rmgr, relation, other_relations, checkpoints
 // (key the cause, count), segments (count, bytes: their sizes), archive
-// (bytes), and forecast (a future day: key wal_bytes).
+// (bytes), settings_saved (key the scenario, bytes: the record bytes it
+// would have saved; a day without the estimate has none), and forecast (a
+// future day: key wal_bytes).
 func growthCSV(out io.Writer, r *growth.Report, hours bool) error {
 	w := csv.NewWriter(out)
 	w.Write([]string{"period", "group", "key", "records", "bytes", "images", "image_bytes", "image_bytes_uncompressed", "count"})
@@ -306,6 +343,11 @@ func growthCSV(out io.Writer, r *growth.Report, hours bool) error {
 			}
 			w.Write([]string{d.Day, "segments", "", "", strconv.FormatInt(d.SegmentBytes, 10), "", "", "", strconv.Itoa(d.Segments)})
 			w.Write([]string{d.Day, "archive", "", "", strconv.FormatInt(d.ArchiveBytes, 10), "", "", "", ""})
+			for _, sc := range growth.SettingsScenarios {
+				if v, ok := d.SettingsSaved[sc]; ok {
+					w.Write([]string{d.Day, "settings_saved", sc, "", strconv.FormatInt(v, 10), "", "", "", ""})
+				}
+			}
 		}
 	}
 	if f := r.Forecast; f.WAL != nil {

@@ -5,10 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/growth"
 	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/whatif"
@@ -83,7 +85,9 @@ func checkSettingsEqualWhatIf(t *testing.T, name string, r *growth.Report, archi
 // exact; from level-logical, replica and minimal +0.46%, the prefix and
 // suffix compression of HOT updates below logical that whatif does not
 // model). fixtures/growth's 42 days appended every fourth night: equal to
-// whatif over its whole archive.
+// whatif over its whole archive; with half its manifests stripped of the
+// estimate (as an earlier walscope wrote them), their days are said not
+// recorded and left out.
 func TestGrowthSettings(t *testing.T) {
 	bytes := map[string]uint64{}
 	reports := map[string]*growth.Report{}
@@ -166,5 +170,43 @@ func TestGrowthSettings(t *testing.T) {
 			t.Errorf("%d batches, %d weeks", r.Batches, len(r.Settings.Weeks))
 		}
 		checkSettingsEqualWhatIf(t, "growth", r, filepath.Join(fx, "archive"))
+
+		// Manifests of a walscope before the estimate: the first half of
+		// the batches without growth.settings. Their days are not
+		// recorded, named, and left out of the sums; the others' kept.
+		old := t.TempDir()
+		md := filepath.Join(old, export.ManifestDir)
+		os.Mkdir(md, 0o755)
+		ents, _ := os.ReadDir(filepath.Join(ds, export.ManifestDir))
+		for i, e := range ents {
+			data, _ := os.ReadFile(filepath.Join(ds, export.ManifestDir, e.Name()))
+			if i < len(ents)/2 {
+				var b map[string]any
+				if err := json.Unmarshal(data, &b); err != nil {
+					t.Fatal(err)
+				}
+				delete(b["growth"].(map[string]any), "settings")
+				data, _ = json.Marshal(b)
+			}
+			os.WriteFile(filepath.Join(md, e.Name()), data, 0o644)
+		}
+		o := growthJSON(t, "--dataset", old)
+		withWAL := 0
+		for _, d := range o.Days {
+			if d.Records == 0 {
+				continue // a day of a segment or checkpoint only
+			}
+			withWAL++
+			if (d.SettingsSaved == nil) != slices.Contains(o.Settings.NotRecorded, d.Day) {
+				t.Errorf("%s: saved %v, not recorded %v", d.Day, d.SettingsSaved, o.Settings.NotRecorded)
+			}
+		}
+		if len(o.Settings.NotRecorded) < 5 || o.Settings.Days == 0 || o.Settings.Days+len(o.Settings.NotRecorded) != withWAL || o.Settings.Bytes >= r.Settings.Bytes {
+			t.Errorf("half recorded: %d days, %d not recorded, of %d", o.Settings.Days, len(o.Settings.NotRecorded), withWAL)
+		}
+		text, _, _ := walscope(t, "", "growth", "--dataset", old)
+		if !strings.Contains(text, "not recorded (batches written before the settings estimate)") {
+			t.Errorf("text does not say what is not recorded:\n%s", text)
+		}
 	})
 }
