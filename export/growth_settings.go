@@ -42,14 +42,19 @@ import (
 // order, which the parallel spans of an append do not give cheaply.
 //
 // A relation created by a transaction still open at the end of a span is
-// carried to the spans after it (Exporter.Merge is in WAL order): a span
-// keeps its records of transactions it did not see create the relation as
-// candidates, per transaction and relation, resolved at the merge. Across
-// batches nothing is carried: a transaction that creates a relation before
-// the end of a night's archive and writes to it after is counted as
-// keeping those records (an under-estimate of minimal's saving, never an
-// over-estimate; TestGrowthSettings checks the night-by-night sums against
-// whatif over the whole stream).
+// carried to the spans after it (Exporter.Merge is in WAL order). A span
+// reads without knowing the spans before it, so it keeps, per relation it
+// did not see created, the records of the first transaction writing to it
+// until that transaction ends (relCand): a relation created by a
+// transaction still open is invisible to every other one, so that
+// transaction is its first writer; the merge drops them if the transaction
+// created the relation in an earlier span. Records whose blocks are in two
+// relations that an earlier span saw created are kept (whatif drops them):
+// rare, and an under-estimate of minimal's saving. Across batches nothing
+// is carried: a transaction that creates a relation before the end of a
+// night's archive and writes to it after is counted as keeping those
+// records (an under-estimate too, at most the records that transaction
+// wrote to its new relations in the next batch).
 
 // GrowthSettingsVersion is the version of the settings estimate
 // (Growth.Settings) this walscope writes and reads; a manifest without it

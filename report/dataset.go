@@ -261,6 +261,24 @@ func WriteDatasetReport(w io.Writer, dataset string, r *growth.Report, generated
 		}
 		v.WhatIfNote = fmt.Sprintf("Estimated from %d of the %d images, sized at append time under every method (off: exact).", wi.SampledImages, wi.Images)
 	}
+	if st := r.Settings; st != nil && (st.Days > 0 || len(st.NotRecorded) > 0) {
+		v.Settings = reportTable{Columns: []string{"setting", "record bytes saved", "of the bytes", "images dropped"}, Numeric: []bool{false, true, true, true}}
+		for _, sc := range st.Scenarios {
+			if !sc.Applies {
+				v.Settings.Rows = append(v.Settings.Rows, []string{sc.Scenario, "-", "-", "-"})
+				continue
+			}
+			img := "-"
+			if sc.Scenario == growth.ScenarioFPWOff {
+				img = reportCount(sc.ImagesDropped)
+			}
+			v.Settings.Rows = append(v.Settings.Rows, []string{sc.Scenario, format.FormatBytes(float64(sc.SavedBytes)), fmt.Sprintf("%.1f%%", sc.Percent), img})
+		}
+		v.SettingsNote = fmt.Sprintf("Over %d days (%s of records, wal_level %s), counted at append time as walscope whatif estimates them (-: the stream is at or below the setting).", st.Days, format.FormatBytes(float64(st.Bytes)), orDash(st.WalLevel))
+		if n := len(st.NotRecorded); n > 0 {
+			v.SettingsNote += fmt.Sprintf(" %d days not recorded (batches written before the estimate), left out: %s to %s.", n, st.NotRecorded[0], st.NotRecorded[n-1])
+		}
+	}
 	return datasetTemplate().Execute(w, v)
 }
 
@@ -281,6 +299,8 @@ type datasetView struct {
 	Backtest         reportTable
 	WhatIf           reportTable
 	WhatIfNote       string
+	Settings         reportTable
+	SettingsNote     string
 	NotComputed      []string
 }
 
@@ -323,5 +343,8 @@ table.kv th { width: 16em; font-weight: normal; background: #f5f5f5; }
 {{if .WhatIf.Rows}}<h2 id="whatif">wal_compression on the images</h2>
 <p class="note">{{.WhatIfNote}}</p>
 {{template "table" .WhatIf}}{{end}}
+{{if .Settings.Rows}}<h2 id="settings">What other settings would have saved</h2>
+<p class="note">{{.SettingsNote}}</p>
+{{template "table" .Settings}}{{end}}
 {{range .NotComputed}}<p class="note">Not computed: {{.}}</p>{{end}}
 ` + reportTail
