@@ -171,6 +171,19 @@ func TestGrowthSettings(t *testing.T) {
 		}
 		checkSettingsEqualWhatIf(t, "growth", r, filepath.Join(fx, "archive"))
 
+		// --since/--until: the days of the bounds only, their weeks, and
+		// the days adding up to the scenarios.
+		b := growthJSON(t, "--dataset", ds, "--since", "2026-09-21", "--until", "2026-10-04")
+		var fpw, minimal int64
+		for _, d := range b.Days {
+			fpw += d.SettingsSaved[growth.ScenarioFPWOff]
+			minimal += d.SettingsSaved[growth.ScenarioWalLevelMinimal]
+		}
+		if b.Settings.Days != 14 || len(b.Settings.Weeks) != 2 || b.Settings.Bytes != b.Total.Bytes ||
+			fpw != b.Settings.Scenarios[0].SavedBytes || minimal != b.Settings.Scenarios[2].SavedBytes || fpw <= 0 || fpw >= r.Settings.Scenarios[0].SavedBytes {
+			t.Errorf("2026-09-21 to 2026-10-04: %+v; days' sums %d, %d", b.Settings, fpw, minimal)
+		}
+
 		// Manifests of a walscope before the estimate: the first half of
 		// the batches without growth.settings. Their days are not
 		// recorded, named, and left out of the sums; the others' kept.
