@@ -19,7 +19,14 @@ import (
 // schema s in row groups of 700 rows.
 func writeTestFile(t *testing.T, path string, s *Schema, lo, hi int) []byte {
 	t.Helper()
-	w, err := Create(path, Parquet, s, Options{RowGroupRows: 700})
+	return writeTestRows(t, path, Parquet, s, lo, hi, Options{RowGroupRows: 700})
+}
+
+// writeTestRows writes testRow(lo..hi-1) in format f (a column more than
+// testRow's given "extra") and returns the file's bytes.
+func writeTestRows(t *testing.T, path string, f Format, s *Schema, lo, hi int, opts Options) []byte {
+	t.Helper()
+	w, err := Create(path, f, s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,24 +266,7 @@ func TestConcatText(t *testing.T) {
 	dir := t.TempDir()
 	write := func(f Format, s *Schema, lo, hi int) []byte {
 		p := filepath.Join(dir, fmt.Sprintf("%s-%d-%d%s", s.Table, lo, len(s.Columns), f.Ext()))
-		w, err := Create(p, f, s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := lo; i < hi; i++ {
-			r := testRow(i)
-			if len(s.Columns) > len(r) {
-				r = append(r, Value{S: "extra"})
-			}
-			if err := w.Write(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(p)
-		return b
+		return writeTestRows(t, p, f, s, lo, hi, Options{})
 	}
 	other := testSchema.With(Column{Name: "extra", Kind: String})
 	for _, f := range []Format{JSONL, CSV} {
