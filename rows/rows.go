@@ -367,7 +367,7 @@ func Open(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r}
-	b := &builder{res: res, r: r, added: pageReader{r: r}, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{},
+	b := &builder{res: res, r: r, added: table.PageReader{R: r}, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{},
 		xids: append([]xlog.XID{cfg.XID}, end.Subxacts...)}
 	if cfg.Relation != "" {
 		rel, err := r.Resolve(cfg.Relation, cfg.Database)
@@ -447,7 +447,7 @@ type builder struct {
 	// index among the changes read back (count of them)
 	groups map[int][]*emptiedGroup
 	count  int
-	added  pageReader // the rows a TRUNCATE or DROP gives that the transaction wrote
+	added  table.PageReader // the rows a TRUNCATE or DROP gives that the transaction wrote
 }
 
 // window is what the transaction did to a relation a TRUNCATE or DROP
@@ -1045,7 +1045,7 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 		return true
 	}
 	added := func(k ctid) bool {
-		tup, err := b.added.tupleAt(g.files[k], k.blk, k.off)
+		tup, err := b.added.TupleAt(g.files[k], k.blk, k.off)
 		if err != nil {
 			return give(nil, &table.RowError{Block: k.blk, Offset: k.off, Err: err})
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/tuple"
 )
 
@@ -27,7 +28,7 @@ type insertedToast struct {
 	files  []decode.RelFileLocator
 	fileOf map[decode.RelFileLocator]int32
 
-	pages   pageReader
+	pages   table.PageReader
 	vals    []tuple.Value
 	parts   []tuple.Chunk
 	scratch []byte
@@ -45,7 +46,7 @@ var _ tuple.Detoaster = (*insertedToast)(nil)
 
 func newInsertedToast(r *replay.Replay) *insertedToast {
 	return &insertedToast{r: r, maxChunk: tuple.MaxChunkSize(r.BlockSize()), chunks: map[toastValue][]toastChunkAt{},
-		fileOf: map[decode.RelFileLocator]int32{}, pages: pageReader{r: r}}
+		fileOf: map[decode.RelFileLocator]int32{}, pages: table.PageReader{R: r}}
 }
 
 // add notes a chunk tuple the transaction inserted into TOAST relation
@@ -81,7 +82,7 @@ func (t *insertedToast) Fetch(toastRelid, valueID uint32, size int) ([]byte, err
 	type span struct{ seq, start, end int }
 	var spans []span
 	for _, c := range at {
-		tup, err := t.pages.tupleAt(t.files[c.file], c.blk, c.off)
+		tup, err := t.pages.TupleAt(t.files[c.file], c.blk, c.off)
 		if err != nil {
 			return nil, fmt.Errorf("toast value %d in relation %d, chunk at (%d,%d): %w", valueID, toastRelid, c.blk, c.off, err)
 		}
@@ -106,40 +107,4 @@ func (t *insertedToast) Fetch(toastRelid, valueID uint32, size int) ([]byte, err
 		return nil, fmt.Errorf("toast relation %d: %w", toastRelid, err)
 	}
 	return out, nil
-}
-
-// pageReader reads tuples by ctid from the replay's pages, the last page
-// read kept (a value's chunks, or a table's rows in physical order, are
-// mostly on the same page as the one before).
-type pageReader struct {
-	r      *replay.Replay
-	page   []byte
-	file   decode.RelFileLocator
-	blk    uint32
-	havePg bool
-}
-
-// tupleAt is the tuple at line pointer off of block blk of file, a view
-// into the page held until the next call.
-func (p *pageReader) tupleAt(file decode.RelFileLocator, blk uint32, off uint16) ([]byte, error) {
-	if !p.havePg || p.file != file || p.blk != blk {
-		var err error
-		p.havePg = false
-		if p.page, _, err = p.r.Page(p.page[:0], file, decode.ForkMain, blk); err != nil {
-			return nil, err
-		}
-		p.file, p.blk, p.havePg = file, blk, true
-	}
-	// ItemIdData (itemid.h): lp_off 15 bits, lp_flags 2, lp_len 15
-	const sizeOfPageHeader, lpNormal = 24, 1
-	at := sizeOfPageHeader + 4*(int(off)-1)
-	if off == 0 || at+4 > len(p.page) {
-		return nil, fmt.Errorf("line pointer %d outside the page: %w", off, tuple.ErrCorrupt)
-	}
-	lp := binary.LittleEndian.Uint32(p.page[at:])
-	start, flags, n := int(lp&0x7fff), lp>>15&3, int(lp>>17)
-	if flags != lpNormal || start+n > len(p.page) {
-		return nil, fmt.Errorf("line pointer %d is not a tuple in the page: %w", off, tuple.ErrCorrupt)
-	}
-	return p.page[start : start+n], nil
 }

@@ -18,7 +18,6 @@ import (
 // gigabytes then costs 1/128 of its size in memory (a 2 kB chunk per 16
 // bytes), where holding the chunks (tuple.ToastStore) cost all of it.
 type ToastIndex struct {
-	r        *replay.Replay
 	loc      decode.RelFileLocator
 	relid    uint32
 	maxChunk int
@@ -28,9 +27,7 @@ type ToastIndex struct {
 	// inserted, invisible as of before its commit).
 	Extra tuple.Detoaster
 
-	page    []byte
-	pageBlk uint32
-	havePg  bool
+	pages   PageReader
 	vals    []tuple.Value
 	parts   []tuple.Chunk
 	scratch []byte
@@ -48,7 +45,7 @@ type toastChunkAt struct {
 // loc) as of the replay's target. A tuple that is not a chunk is an error
 // (*RowError naming it).
 func NewToastIndex(r *replay.Replay, loc decode.RelFileLocator, relid uint32, name string) (*ToastIndex, error) {
-	x := &ToastIndex{r: r, loc: loc, relid: relid, maxChunk: tuple.MaxChunkSize(r.BlockSize())}
+	x := &ToastIndex{loc: loc, relid: relid, maxChunk: tuple.MaxChunkSize(r.BlockSize()), pages: PageReader{R: r}}
 	err := r.VisibleTuples(loc, func(blk uint32, off uint16, tup []byte) error {
 		id, seq, _, err := x.chunk(tup)
 		if err != nil {
@@ -108,7 +105,7 @@ func (x *ToastIndex) Fetch(toastRelid, valueID uint32, size int) ([]byte, error)
 	var spans [][2]int // each part's bytes in scratch (it grows: sliced after)
 	for ; i < len(x.chunks) && x.chunks[i].value == valueID; i++ {
 		c := x.chunks[i]
-		tup, err := x.tupleAt(c.blk, c.off)
+		tup, err := x.pages.TupleAt(x.loc, c.blk, c.off)
 		if err != nil {
 			return nil, fmt.Errorf("toast value %d in relation %d, chunk %d at (%d,%d): %w", valueID, toastRelid, c.seq, c.blk, c.off, err)
 		}
@@ -133,28 +130,29 @@ func (x *ToastIndex) Fetch(toastRelid, valueID uint32, size int) ([]byte, error)
 	return out, nil
 }
 
-// tupleAt is the tuple at line pointer off of block blk (the last page
-// read is kept: a value's chunks are mostly on one or two pages).
-func (x *ToastIndex) tupleAt(blk uint32, off uint16) ([]byte, error) {
-	if !x.havePg || x.pageBlk != blk {
+// PageReader reads tuples by ctid from a replay's pages, the last page
+// read kept (a value's chunks, or a table's rows in physical order, are
+// mostly on the page read before).
+type PageReader struct {
+	R      *replay.Replay
+	page   []byte
+	file   decode.RelFileLocator
+	blk    uint32
+	havePg bool
+}
+
+// TupleAt is the tuple at line pointer off of block blk of file's main
+// fork, a view into the page held until the next call.
+func (p *PageReader) TupleAt(file decode.RelFileLocator, blk uint32, off uint16) ([]byte, error) {
+	if !p.havePg || p.file != file || p.blk != blk {
 		var err error
-		if x.page, _, err = x.r.Page(x.page[:0], x.loc, decode.ForkMain, blk); err != nil {
+		p.havePg = false
+		if p.page, _, err = p.R.Page(p.page[:0], file, decode.ForkMain, blk); err != nil {
 			return nil, err
 		}
-		x.pageBlk, x.havePg = blk, true
+		p.file, p.blk, p.havePg = file, blk, true
 	}
-	// ItemIdData (itemid.h): lp_off 15 bits, lp_flags 2, lp_len 15
-	const sizeOfPageHeader, lpNormal = 24, 1
-	p := sizeOfPageHeader + 4*(int(off)-1)
-	if off == 0 || p+4 > len(x.page) {
-		return nil, fmt.Errorf("line pointer %d outside the page: %w", off, tuple.ErrCorrupt)
-	}
-	lp := binary.LittleEndian.Uint32(x.page[p:])
-	start, flags, n := int(lp&0x7fff), lp>>15&3, int(lp>>17)
-	if flags != lpNormal || start+n > len(x.page) {
-		return nil, fmt.Errorf("line pointer %d is not a tuple in the page: %w", off, tuple.ErrCorrupt)
-	}
-	return x.page[start : start+n], nil
+	return tuple.ItemAt(p.page, off)
 }
 
 var _ tuple.Detoaster = (*ToastIndex)(nil)

@@ -52,3 +52,21 @@ func PageItems(dst []Item, page []byte) ([]Item, error) {
 	}
 	return dst, nil
 }
+
+// ItemAt returns the tuple at line pointer off (from 1) of a heap page
+// (ItemIdData, itemid.h: lp_off:15, lp_flags:2, lp_len:15 after the
+// PageHeaderData), a view into page; an error wrapping ErrCorrupt when
+// the line pointer is outside the page, not LP_NORMAL, or points outside
+// it.
+func ItemAt(page []byte, off uint16) ([]byte, error) {
+	at := sizeOfPageHeader + 4*(int(off)-1)
+	if off == 0 || at+4 > len(page) {
+		return nil, fmt.Errorf("line pointer %d outside the page: %w", off, ErrCorrupt)
+	}
+	lp := binary.LittleEndian.Uint32(page[at:])
+	start, flags, n := int(lp&0x7FFF), (lp>>15)&3, int(lp>>17)
+	if flags != lpNormal || start+n > len(page) {
+		return nil, fmt.Errorf("line pointer %d is not a tuple in the page: %w", off, ErrCorrupt)
+	}
+	return page[start : start+n : start+n], nil
+}
