@@ -232,6 +232,10 @@ func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, erro
 	return append(dst, ");\n"...), nil
 }
 
+// MaxMissingComments is how many changes that could not be decoded the
+// undo script names in a "-- MISSING:" comment each; past them it counts.
+const MaxMissingComments = 100
+
 // WriteUndo writes the SQL that undoes the transaction's changes, in one
 // transaction: its changes in reverse order, a deleted row inserted back,
 // an updated one set back to its old values (the columns that changed)
@@ -251,11 +255,16 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 	}
 	var line []byte
 	var firstErr error
+	failed := 0
 	fail := func(c *Change, err error) {
 		if firstErr == nil {
 			firstErr = fmt.Errorf("%s at %s (%s): %w", c.Op, c.LSN, c.Rel.Name(), err)
 		}
-		fmt.Fprintf(bw, "-- MISSING: %s at %s of %s: %v\n", c.Op, c.LSN, c.Rel.Name(), err)
+		// the first MaxMissingComments are named; the rest counted at
+		// the end (millions of damaged rows make no script of comments)
+		if failed++; failed <= MaxMissingComments {
+			fmt.Fprintf(bw, "-- MISSING: %s at %s of %s: %v\n", c.Op, c.LSN, c.Rel.Name(), err)
+		}
 	}
 	// the rows of one TRUNCATE or DROP come in their physical order
 	// (Backward), each inserted back as it comes
@@ -357,6 +366,9 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 			kind = ""
 		}
 		fmt.Fprintf(bw, "-- created by the transaction\nDROP %s%s;\n", kind, name)
+	}
+	if failed > MaxMissingComments {
+		fmt.Fprintf(bw, "-- MISSING: %d more changes that could not be decoded (%d in all; the first %d are named above)\n", failed-MaxMissingComments, failed, MaxMissingComments)
 	}
 	if firstErr != nil {
 		bw.WriteString("-- INCOMPLETE: changes that could not be decoded are missing; the transaction is not committed\nROLLBACK;\n")

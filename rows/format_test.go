@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,5 +55,34 @@ func TestUndoIncomplete(t *testing.T) {
 		!strings.HasSuffix(s, "ROLLBACK;\n") || strings.Count(s, "INSERT INTO ") != 77 {
 		t.Errorf("incomplete script: %d INSERTs (77 expected), named: %v, ends %q", strings.Count(s, "INSERT INTO "),
 			strings.Contains(s, "-- MISSING"), s[max(0, len(s)-20):])
+	}
+}
+
+// TestUndoMissingCapped: with every one of the update incident's 376
+// changes undecodable, the script names the first MaxMissingComments in a
+// comment each, counts the rest in one line, and still ends in ROLLBACK.
+func TestUndoMissingCapped(t *testing.T) {
+	b, wal, facts := fixture(t)
+	f := facts[1] // update: 376 updates
+	res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(f.XID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	n := len(res.Changes)
+	if n <= rows.MaxMissingComments {
+		t.Fatalf("%d changes: not more than the cap", n)
+	}
+	for i := range res.Changes {
+		res.Changes[i].Err, res.Changes[i].Old, res.Changes[i].New = errors.New("damaged"), nil, nil
+	}
+	var out bytes.Buffer
+	if err := hexFormat().WriteUndo(&out, res); err == nil {
+		t.Fatal("no error")
+	}
+	s := out.String()
+	more := fmt.Sprintf("-- MISSING: %d more changes that could not be decoded (%d in all; the first %d are named above)\n", n-rows.MaxMissingComments, n, rows.MaxMissingComments)
+	if c := strings.Count(s, "-- MISSING: update at "); c != rows.MaxMissingComments || !strings.Contains(s, more) || !strings.HasSuffix(s, "ROLLBACK;\n") {
+		t.Errorf("%d changes: %d named, summary %v, ends %q", n, c, strings.Contains(s, more), s[max(0, len(s)-20):])
 	}
 }

@@ -198,7 +198,8 @@ func rowsAction(c *cli.Command) error {
 			f.Settings = "SET LOCAL DateStyle = 'ISO, MDY';\nSET LOCAL IntervalStyle = 'postgres';\nSET LOCAL extra_float_digits = 1;\n"
 		}
 	}
-	var bad, notUndone []string
+	var bad problems
+	var notUndone []string
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		var line []byte
@@ -217,7 +218,7 @@ func rowsAction(c *cli.Command) error {
 					bw.Flush()
 					return err
 				}
-				bad = append(bad, err.Error())
+				bad.add("undo script", err.Error())
 			}
 			return bw.Flush()
 		}
@@ -226,7 +227,7 @@ func rowsAction(c *cli.Command) error {
 				return err
 			}
 			if ch.Err != nil {
-				bad = append(bad, fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
+				bad.add(fmt.Sprintf("%s of %s", ch.Op, ch.Rel.Name()), fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
 				continue
 			}
 			line = line[:0]
@@ -273,12 +274,12 @@ func rowsAction(c *cli.Command) error {
 	if walOnly {
 		// what the WAL lacks is said even when changes could not be
 		// decoded (exit 1 then wins)
-		if err := walOnlyMissing(c, res, notUndone); err != nil && len(bad) == 0 {
+		if err := walOnlyMissing(c, res, notUndone); err != nil && bad.n == 0 {
 			return err
 		}
 	}
-	if len(bad) > 0 {
-		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", len(bad), strings.Join(bad, "; "))}
+	if bad.n > 0 {
+		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", bad.n, bad.String())}
 	}
 	return nil
 }
@@ -286,7 +287,7 @@ func rowsAction(c *cli.Command) error {
 // rowsParquet writes the changes of res's one relation as a Parquet file
 // (rows.Parquet); changes that cannot be decoded are added to bad and left
 // out.
-func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *[]string) error {
+func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *problems) error {
 	if len(res.Relations) == 0 {
 		return usageErr("transaction %d changed no table's rows: no Parquet file to write", res.XID)
 	}
@@ -299,7 +300,7 @@ func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *[]
 				return err
 			}
 			if ch.Err != nil {
-				*bad = append(*bad, fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
+				bad.add(fmt.Sprintf("%s of %s", ch.Op, ch.Rel.Name()), fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), ch.Err))
 				continue
 			}
 			if r, err = p.Append(r[:0], ch, text); err != nil {

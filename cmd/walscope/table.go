@@ -121,7 +121,7 @@ func tableAction(c *cli.Command) error {
 	if as == "" {
 		as = table.QuoteIdent(rel.Class.Name + "_restored")
 	}
-	var bad []string
+	var bad problems
 	if outFormat == "parquet" {
 		err = tableParquet(c, tab, cols, text, &bad)
 	}
@@ -210,14 +210,14 @@ func tableAction(c *cli.Command) error {
 			_, err := bw.Write(line)
 			return err
 		}, func(err error) error {
-			bad = append(bad, err.Error())
+			bad.add("rows", err.Error())
 			return nil
 		})
 		if err != nil {
 			return err
 		}
 		if outFormat == "sql" {
-			if len(bad) > 0 {
+			if bad.n > 0 {
 				bw.WriteString("-- INCOMPLETE: rows that could not be read are missing; the transaction is not committed\nROLLBACK;\n")
 			} else {
 				bw.WriteString("COMMIT;\n")
@@ -244,8 +244,8 @@ func tableAction(c *cli.Command) error {
 	if monetary != nil && outFormat != "jsonl" {
 		_ = monetary // lc_monetary other than C: money columns fail with it when met
 	}
-	if len(bad) > 0 {
-		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d rows could not be read, the output is incomplete: %s", len(bad), strings.Join(bad, "; "))}
+	if bad.n > 0 {
+		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d rows could not be read, the output is incomplete: %s", bad.n, bad.String())}
 	}
 	return nil
 }
@@ -282,7 +282,7 @@ func pickColumns(tab *table.Table, list string, skipGenerated bool) ([]int, erro
 // tableParquet writes the rows of tab's columns cols as one Parquet file
 // (package table's ParquetColumns types them); rows that cannot be read
 // are added to bad and left out.
-func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.ValueText, bad *[]string) error {
+func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.ValueText, bad *problems) error {
 	rel := tab.Relation()
 	picked := make([]table.Column, len(cols))
 	for i, ci := range cols {
@@ -299,12 +299,12 @@ func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.Value
 				if errors.Is(err, typeout.ErrUnsupported) || errors.Is(err, typeout.ErrUnknownType) {
 					return err
 				}
-				*bad = append(*bad, err.Error())
+				bad.add("rows", err.Error())
 				return nil
 			}
 			return w.Write(r)
 		}, func(err error) error {
-			*bad = append(*bad, err.Error())
+			bad.add("rows", err.Error())
 			return nil
 		})
 	})
@@ -315,7 +315,7 @@ func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.Value
 // --out, under a temporary name renamed when complete (package export's
 // writer), or to standard output when it is not a terminal (made in a
 // temporary directory, then copied).
-func writeParquet(c *cli.Command, s *export.Schema, meta map[string]string, bad *[]string, fill func(export.RowWriter) error) error {
+func writeParquet(c *cli.Command, s *export.Schema, meta map[string]string, bad *problems, fill func(export.RowWriter) error) error {
 	out := c.String("out")
 	var tmpDir string
 	if out == "" {
@@ -337,11 +337,11 @@ func writeParquet(c *cli.Command, s *export.Schema, meta map[string]string, bad 
 		w.Abort()
 		return err
 	}
-	if len(*bad) > 0 {
+	if bad.n > 0 {
 		// the file is written, as the other formats are, and says it
 		// lacks what could not be read (the exit status says it too)
 		if m, ok := w.(export.MetadataAdder); ok {
-			m.AddMetadata("walscope.incomplete", fmt.Sprintf("%d rows or changes could not be read and are missing: %s", len(*bad), strings.Join(*bad, "; ")))
+			m.AddMetadata("walscope.incomplete", fmt.Sprintf("%d rows or changes could not be read and are missing: %s", bad.n, bad.String()))
 		}
 	}
 	if err := w.Close(); err != nil {
