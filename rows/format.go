@@ -41,6 +41,7 @@ func (f *Format) AppendRowJSON(dst []byte, rel *Relation, row *Row) ([]byte, err
 	if row == nil {
 		return append(dst, "null"...), nil
 	}
+	rel = row.layout(rel)
 	iso := f.ISOText
 	if iso == nil {
 		iso = f.Text
@@ -103,6 +104,7 @@ func (f *Format) AppendJSON(dst []byte, c *Change) ([]byte, error) {
 // AppendCopy appends row as a line of COPY's text format (with its
 // newline), its generated columns left out as COPY leaves them.
 func (f *Format) AppendCopy(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	rel = row.layout(rel)
 	n := 0
 	for i, col := range rel.Table.Columns {
 		if col.Attribute.Generated != 0 {
@@ -146,6 +148,7 @@ var noEquality = map[uint32]bool{114: true, 199: true, 142: true, 143: true, 600
 // where it has one (primary key, else replica identity), else by every
 // column (IS NOT DISTINCT FROM), one row of several equal ones.
 func (f *Format) appendWhere(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	rel = row.layout(rel)
 	var err error
 	if rel.Key != nil {
 		dst = append(dst, " WHERE "...)
@@ -195,6 +198,7 @@ func (f *Format) appendWhere(dst []byte, rel *Relation, row *Row) ([]byte, error
 }
 
 func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, error) {
+	rel = row.layout(rel)
 	dst = fmt.Appendf(dst, "INSERT INTO %s (", rel.Name())
 	n := 0
 	for _, col := range rel.Table.Columns {
@@ -230,6 +234,48 @@ func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, erro
 		}
 	}
 	return append(dst, ");\n"...), nil
+}
+
+// writeRestore writes the undo of a table whose definition the
+// transaction changed (Relation.Before): TRUNCATE, its definition put
+// back, and its rows as of before the transaction (those visible just
+// before the commit, in the file of before, in its layout) inserted
+// again, in their physical order. TRUNCATE, not DELETE: it fails where
+// another table's foreign key references the table, where a DELETE could
+// cascade to that table's rows.
+func (f *Format) writeRestore(bw *bufio.Writer, res *Result, a *alteration, fail func(*Change, error)) error {
+	before := a.rel.Before
+	fmt.Fprintf(bw, "-- the transaction changed the definition of %s (ALTER TABLE): the table is emptied, its definition put back and its rows as of before the transaction inserted again (a change made to it since by another transaction is undone too)\n", before.Name())
+	if a.cannot != "" {
+		fail(&Change{LSN: res.CommitLSN, Op: Update, Rel: before}, fmt.Errorf("table %s cannot be put back: %s", before.Name(), a.cannot))
+		return nil
+	}
+	fmt.Fprintf(bw, "TRUNCATE %s;\n", a.rel.Name())
+	for _, s := range a.ddl {
+		bw.WriteString(s)
+		bw.WriteByte('\n')
+	}
+	var line []byte
+	b := res.pages
+	var failed error
+	err := b.r.VisibleTuples(before.Locator, func(blk uint32, off uint16, tup []byte) error {
+		row, err := b.decodeRow(before, tup, blk, off)
+		if err == nil {
+			line, err = f.appendInsert(line[:0], before, row)
+		}
+		if err != nil {
+			// the rest of the table's rows are left out with it
+			failed = err
+			return errStop
+		}
+		_, err = bw.Write(line)
+		return err
+	})
+	if failed != nil {
+		fail(&Change{LSN: res.CommitLSN, Op: Truncate, Rel: before}, failed)
+		return nil
+	}
+	return err
 }
 
 // MaxMissingComments is how many changes that could not be decoded the
@@ -273,14 +319,19 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		lsn xlog.LSN
 		rel *Relation
 	}
+	for _, a := range res.alters {
+		if err := f.writeRestore(bw, res, a, fail); err != nil {
+			return err
+		}
+	}
 	var group emptiedKey
 	groupFailed := false
 	for c, err := range res.Backward() {
 		if err != nil {
 			return err
 		}
-		if c.Rel.Created {
-			continue // dropped below, rows and all
+		if c.Rel.Created || c.Rel.Before != nil {
+			continue // dropped below, rows and all; put back as a whole above
 		}
 		if c.Op == Truncate || c.Op == Drop {
 			if k := (emptiedKey{c.Op, c.LSN, c.Rel}); k != group {

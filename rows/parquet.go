@@ -1,6 +1,8 @@
 package rows
 
 import (
+	"fmt"
+
 	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/typeout"
@@ -82,6 +84,9 @@ func (p *Parquet) Append(dst export.Row, c *Change, text table.ValueText) (expor
 		row  *Row
 		cols []table.ParquetColumn
 	}{{c.Old, p.old}, {c.New, p.new}} {
+		if img.row != nil && img.row.Rel != nil {
+			return dst, fmt.Errorf("%s at %s: the transaction changed the columns of %s, and its %s version is in the columns of before: a Parquet file has one set of columns (--format jsonl gives both)", c.Op, c.LSN, c.Rel.Name(), map[bool]string{true: "old", false: "new"}[img.row == c.Old])
+		}
 		if img.row == nil {
 			dst, err = table.AppendParquetRow(dst, img.cols, p.cols, 0, 0, p.none, p.nulls, text)
 		} else {

@@ -4,10 +4,11 @@
 // deleted, in WAL order, with the old version as the page held it just
 // before the record and the new one as it held it just after; a TRUNCATE
 // or DROP TABLE as every row of the table as of just before it. Values are
-// deformed with the catalog as of just before the transaction's commit and
-// detoasted (old TOAST values from the TOAST table as of then, which still
-// holds the chunks the transaction deleted, new ones from the chunks it
-// inserted).
+// deformed with the catalog as of just before the transaction's commit (a
+// version the transaction wrote of a table it created or altered: as it
+// left the catalog; Relation.Before) and detoasted (old TOAST values from
+// the TOAST table as of then, which still holds the chunks the transaction
+// deleted, new ones from the chunks it inserted).
 //
 // One replay (package replay) runs from the backup's start to just before
 // the transaction's commit record (recovery_target_xid with
@@ -25,9 +26,11 @@
 package rows
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sort"
 
 	"github.com/walscope/walscope/catalog"
@@ -94,6 +97,8 @@ type Config struct {
 	Start     xlog.LSN
 	BlockSize uint32
 	Catalog   *CatalogFile
+
+	holdMore []decode.RelFileLocator // files held besides those prescan names
 }
 
 // Relation is a relation the transaction changed, as of just before its
@@ -110,6 +115,13 @@ type Relation struct {
 	// Created: the transaction created the table (its columns are as the
 	// transaction left them); the undo drops it.
 	Created bool
+	// Before is, for a table whose definition the transaction changed
+	// (ALTER TABLE adding, dropping, renaming or retyping a column,
+	// renaming the table, or rewriting it), the table as of before the
+	// transaction; the Relation itself is then as the transaction left
+	// it. A row version in the layout of before (Row.Rel) is read with
+	// Before's columns. nil for the other tables.
+	Before  *Relation
 	desc    []tuple.Attr
 	toastID uint32
 	toast   *table.ToastIndex // its TOAST values (nil without a TOAST table)
@@ -131,7 +143,22 @@ type Row struct {
 	// key); nil when all are known. An unknown column is also Nulls.
 	Unknown []bool
 
+	// Rel is the relation whose columns Values follow when they are not
+	// the change's: Change.Rel.Before for a version of a table the
+	// transaction altered that lies as it was before it (an old version
+	// from before the transaction, or any in the file a rewrite replaced);
+	// nil otherwise.
+	Rel *Relation
+
 	toastMissing, addedMissing bool // why columns are Unknown (walonly.go)
+}
+
+// layout is the relation whose columns the row's values follow.
+func (r *Row) layout(rel *Relation) *Relation {
+	if r.Rel != nil {
+		return r.Rel
+	}
+	return rel
 }
 
 // Change is one row changed.
@@ -183,6 +210,11 @@ type Result struct {
 	CatalogFromWAL bool
 
 	r *replay.Replay
+	// the tables the transaction altered (Relation.Before), as the undo
+	// script puts them back: their rows as of before it read from the
+	// pages by pages (kept when Changes has read the changes)
+	alters []*alteration
+	pages  *builder
 	// from Open (stream): the replay's changes, read back and decoded by
 	// b (with a backup) or w (without) as All and Backward yield them;
 	// total is how many they yield
@@ -358,6 +390,9 @@ func Open(cfg Config) (*Result, error) {
 			return nil, err
 		}
 		if ok {
+			for _, f := range cfg.holdMore {
+				hold[f] = true
+			}
 			rc.Hold, rc.HoldCatalogs = func(f decode.RelFileLocator) bool { return hold[f] }, true
 			rc.WatchSubxacts = subxacts
 		}
@@ -383,12 +418,35 @@ func Open(cfg Config) (*Result, error) {
 		}
 		b.only = &relKey{rel.Database.OID, rel.Class.OID}
 	}
-	res.stream, res.list, res.b = true, r.WatchedChanges(), b
+	res.stream, res.list, res.b, res.pages = true, r.WatchedChanges(), b, b
 	if err := b.build(res.list); err != nil {
 		r.Close()
 		return nil, err
 	}
+	if rc.Hold != nil {
+		// a table the transaction altered without writing its rows (ADD
+		// COLUMN): the undo reads its rows of before from a file the
+		// first reading did not name; replayed again holding it
+		var more []decode.RelFileLocator
+		for _, a := range res.alters {
+			if !r.Holds(a.rel.Before.Locator) {
+				more = append(more, a.rel.Before.Locator)
+			}
+		}
+		if len(more) > 0 {
+			r.Close()
+			return openHolding(cfg, more)
+		}
+	}
 	return res, nil
+}
+
+// openHolding is Open with the replay holding the files more besides
+// those the first reading names.
+func openHolding(cfg Config, more []decode.RelFileLocator) (*Result, error) {
+	cfg.HoldAll = false
+	cfg.holdMore = more
+	return Open(cfg)
 }
 
 // runToCommit replays to just before xid's end, which must be a commit.
@@ -441,8 +499,13 @@ type builder struct {
 	// the relations with a truncate or drop, and the files that are not
 	// truncations (rewrites keeping the rows)
 	events map[xlog.LSN][]event
-	// relations rewritten by an ALTER TABLE of the transaction: not read
-	unread map[relKey]bool
+	// the files an ALTER TABLE of the transaction rewrote a table into,
+	// and the LSN of the switch to each: the inserts before it are the
+	// rewrite's copies of the rows, not changes
+	copies map[decode.RelFileLocator]xlog.LSN
+	// the tables whose definition the transaction changed (as of before
+	// it: Relation.Before), in the order of their first change
+	altered map[relKey]*Relation
 	// the TRUNCATEs and DROPs, their rows given after the change of their
 	// index among the changes read back (count of them)
 	groups map[int][]*emptiedGroup
@@ -487,6 +550,14 @@ type event struct {
 	rel relKey
 }
 
+// fileSwitch is a pg_class update giving a table a new, empty file: a
+// TRUNCATE, or a rewrite that copied the rows into it first.
+type fileSwitch struct {
+	lsn  xlog.LSN
+	rel  relKey
+	file decode.RelFileLocator
+}
+
 func (b *builder) db(oid uint32) (*dbState, error) {
 	if s := b.cats[oid]; s != nil {
 		return s, nil
@@ -527,6 +598,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	b.events = map[xlog.LSN][]event{}
 	altered := map[relKey]bool{}
 	var alteredOrder []relKey
+	var switches []fileSwitch
 	for c, err := range changes.All() {
 		if err != nil {
 			return err
@@ -560,6 +632,14 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				newC = &x
 			}
 		}
+		if c.Op == replay.ChangeUpdate && oldC != nil && newC != nil && newC.OID >= firstNormalObjectID && s.cat.Class(newC.OID) != nil &&
+			(newC.Kind == 'r' || newC.Kind == 'p' || newC.Kind == 'm') && (oldC.Name != newC.Name || oldC.Namespace != newC.Namespace) {
+			// ALTER TABLE RENAME or SET SCHEMA
+			if k := (relKey{c.Rel.DBOID, newC.OID}); !altered[k] {
+				altered[k] = true
+				alteredOrder = append(alteredOrder, k)
+			}
+		}
 		switch {
 		case c.Op == replay.ChangeInsert && newC != nil && newC.OID >= firstNormalObjectID && s.cat.Class(newC.OID) == nil &&
 			(newC.Kind == 'r' || newC.Kind == 'p' || newC.Kind == 'm' || newC.Kind == 't'):
@@ -574,6 +654,11 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			if err != nil {
 				continue
 			}
+			if prev, ok := s.files[loc]; ok && s.cat.Class(prev) != nil && s.cat.Class(newC.OID) == nil {
+				// a rewrite's transient table given the table's old file
+				// (swap_relation_files): the file stays the table's
+				continue
+			}
 			s.files[loc] = newC.OID
 			if newC.Kind != 'r' && newC.Kind != 'm' || s.cat.Class(newC.OID) == nil {
 				continue
@@ -585,38 +670,61 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			b.r.VisibleTuples(loc, func(uint32, uint16, []byte) error { visible++; return errStop })
 			if visible == 0 {
 				b.events[c.LSN] = append(b.events[c.LSN], event{Truncate, relKey{c.Rel.DBOID, newC.OID}})
+				switches = append(switches, fileSwitch{c.LSN, relKey{c.Rel.DBOID, newC.OID}, loc})
 			}
 		}
 	}
-	// A table whose columns the transaction changed: its rows are read
-	// with the columns as of before it. One it also rewrote into a new
-	// file (ALTER COLUMN TYPE, or a column added with a volatile default:
-	// ATRewriteTable's rows carry the transaction's xid, so the switch
-	// looks like a TRUNCATE) holds rows in a layout read as of before the
-	// transaction only: none of its rows are given.
-	b.unread = map[relKey]bool{}
+	// A switch to a file the rows were copied into before it (inserts of
+	// the transaction: ATRewriteTable, for ALTER COLUMN TYPE, a column
+	// added with a volatile default, SET LOGGED) is a rewrite, not a
+	// TRUNCATE: the copies are no changes, the rows after it lie in the
+	// new file (in the layout the transaction left, if it changed the
+	// columns).
+	b.copies = map[decode.RelFileLocator]xlog.LSN{}
+	if len(switches) > 0 {
+		at := map[decode.RelFileLocator]xlog.LSN{}
+		for _, sw := range switches {
+			at[sw.file] = sw.lsn
+		}
+		copied := map[decode.RelFileLocator]bool{}
+		for c, err := range changes.All() {
+			if err != nil {
+				return err
+			}
+			if lsn, ok := at[c.Rel]; ok && c.Op == replay.ChangeInsert && c.LSN < lsn {
+				copied[c.Rel] = true
+			}
+		}
+		for _, sw := range switches {
+			if !copied[sw.file] {
+				continue
+			}
+			b.copies[sw.file] = sw.lsn
+			kept := b.events[sw.lsn][:0]
+			for _, e := range b.events[sw.lsn] {
+				if e.op != Truncate || e.rel != sw.rel {
+					kept = append(kept, e)
+				}
+			}
+			b.events[sw.lsn] = kept
+		}
+	}
+	// A table whose definition the transaction changed: its rows are read
+	// in the layout of before it or as it left it, version by version
+	// (layoutOf), and the undo puts the definition back (Relation.Before).
+	b.altered = map[relKey]*Relation{}
 	for _, k := range alteredOrder {
-		dropped, rewritten := false, false
-		for lsn, evs := range b.events {
-			kept := evs[:0]
+		dropped := false
+		for _, evs := range b.events {
 			for _, e := range evs {
 				dropped = dropped || e.op == Drop && e.rel == k
-				if e.op == Truncate && e.rel == k {
-					rewritten = true
-					continue
-				}
-				kept = append(kept, e)
 			}
-			b.events[lsn] = kept
 		}
-		cls := b.cats[k.db].cat.Class(k.oid)
-		switch {
-		case cls == nil || dropped || !b.wanted(k):
-		case rewritten:
-			b.unread[k] = true
-			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s was rewritten by an ALTER TABLE of the transaction: its rows are not given (their new layout is not read) and not undone", cls.Name))
-		default:
-			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("the transaction changed the columns of table %s (ALTER TABLE): its rows are given with the columns as of before the transaction, and the undo does not change the table's definition back", cls.Name))
+		if b.cats[k.db].cat.Class(k.oid) == nil || dropped {
+			continue // dropped: created again as it was before
+		}
+		if err := b.alter(k); err != nil {
+			return err
 		}
 	}
 	// the chunks of TOAST values the transaction inserted
@@ -686,7 +794,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 }
 
 // rowKey says whether a change is one of a table's rows (not a catalog's,
-// not a TOAST chunk, not a table the transaction rewrote), and which.
+// not a TOAST chunk, not a rewrite's copy of a row), and which.
 func (b *builder) rowKey(c *replay.Change) (relKey, bool) {
 	if c.Op == replay.ChangeTruncate {
 		return relKey{}, false
@@ -697,8 +805,11 @@ func (b *builder) rowKey(c *replay.Change) (relKey, bool) {
 	}
 	oid, ok := s.files[c.Rel]
 	k := relKey{c.Rel.DBOID, oid}
-	if !ok || oid < firstNormalObjectID || b.unread[k] {
+	if !ok || oid < firstNormalObjectID {
 		return relKey{}, false
+	}
+	if lsn, ok := b.copies[c.Rel]; ok && c.Op == replay.ChangeInsert && c.LSN < lsn {
+		return relKey{}, false // a rewrite's copy of a row
 	}
 	if cls := s.classOf(oid); cls != nil && (cls.Kind == 'r' || cls.Kind == 'm' || cls.Kind == 'p') {
 		return k, true
@@ -766,12 +877,8 @@ func (s *dbState) catalogOf(oid uint32) *catalog.Catalog {
 // mapped to it. One created and dropped again by the transaction is not
 // there, and leaves nothing to undo.
 func (b *builder) createdRel(s *dbState, db, oid uint32) error {
-	if s.after == nil {
-		after, err := b.r.CatalogCommitted(db, b.xids)
-		if err != nil {
-			return fmt.Errorf("the catalog as transaction %d left it: %w", b.res.XID, err)
-		}
-		s.after = after
+	if err := b.afterCatalog(s, db); err != nil {
+		return err
 	}
 	cls := s.after.Class(oid)
 	if cls == nil {
@@ -799,7 +906,22 @@ func (b *builder) createdRel(s *dbState, db, oid uint32) error {
 	return nil
 }
 
-// relation opens a relation as of just before the commit.
+// afterCatalog reads the catalog of database db as the transaction left
+// it (s.after), once.
+func (b *builder) afterCatalog(s *dbState, db uint32) error {
+	if s.after != nil {
+		return nil
+	}
+	after, err := b.r.CatalogCommitted(db, b.xids)
+	if err != nil {
+		return fmt.Errorf("the catalog as transaction %d left it: %w", b.res.XID, err)
+	}
+	s.after = after
+	return nil
+}
+
+// relation opens a relation as of just before the commit (as the
+// transaction left it, with Before, for one it altered or created).
 func (b *builder) relation(k relKey) (*Relation, error) {
 	if rel := b.rels[k]; rel != nil {
 		return rel, nil
@@ -808,7 +930,16 @@ func (b *builder) relation(k relKey) (*Relation, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat := s.catalogOf(k.oid)
+	rel, err := b.open(s, s.catalogOf(k.oid), k)
+	if err != nil {
+		return nil, err
+	}
+	b.rels[k] = rel
+	return rel, nil
+}
+
+// open opens relation k with the columns of catalog cat.
+func (b *builder) open(s *dbState, cat *catalog.Catalog, k relKey) (*Relation, error) {
 	cls := cat.Class(k.oid)
 	if cls == nil {
 		return nil, fmt.Errorf("relation %d of database %d is not in the catalog", k.oid, k.db)
@@ -842,7 +973,6 @@ func (b *builder) relation(k relKey) (*Relation, error) {
 			rel.toast = x
 		}
 	}
-	b.rels[k] = rel
 	return rel, nil
 }
 
@@ -926,6 +1056,48 @@ func (b *builder) decodeRow(rel *Relation, tup []byte, blk uint32, off uint16) (
 	return row, nil
 }
 
+// decodeIn decodes a version of rel lying in file (an old version, the
+// row as a change found it, if old) with the columns it follows
+// (layoutOf), Row.Rel naming them when they are not rel's.
+func (b *builder) decodeIn(rel *Relation, file decode.RelFileLocator, tup []byte, blk uint32, off uint16, old bool) (*Row, error) {
+	lay, err := b.layoutOf(rel, file, tup, old)
+	if err != nil {
+		return nil, &table.RowError{Block: blk, Offset: off, Err: err}
+	}
+	row, err := b.decodeRow(lay, tup, blk, off)
+	if row != nil && lay != rel {
+		row.Rel = lay
+	}
+	return row, err
+}
+
+// layoutOf is the relation whose columns a version of rel lying in file
+// follows. For a table the transaction altered: in the file a rewrite
+// replaced, the layout of before; in the file it rewrote the table into,
+// the layout it left; in a file it did not rewrite, the layout of before
+// for an old version it did not write (its xmin is none of the
+// transaction's xids), the one it left otherwise (a version it wrote
+// before an ADD or DROP COLUMN reads as the table holds it after: the
+// added column's default or NULL, the dropped one left out). A file of
+// the table's between two rewrites holds a layout no catalog read has.
+func (b *builder) layoutOf(rel *Relation, file decode.RelFileLocator, tup []byte, old bool) (*Relation, error) {
+	bf := rel.Before
+	switch {
+	case bf == nil:
+		return rel, nil
+	case bf.Locator == rel.Locator:
+		if old && len(tup) >= 4 && !slices.Contains(b.xids, xlog.XID(binary.LittleEndian.Uint32(tup))) {
+			return bf, nil
+		}
+		return rel, nil
+	case file == bf.Locator:
+		return bf, nil
+	case file == rel.Locator:
+		return rel, nil
+	}
+	return nil, fmt.Errorf("it lies in a file that one of the transaction's rewrites of %s made and the next replaced: its columns there are not known", rel.Name())
+}
+
 func (b *builder) wanted(k relKey) bool { return b.only == nil || *b.only == k }
 
 func (b *builder) note(rel *Relation) {
@@ -975,7 +1147,7 @@ func (b *builder) rowChange(c *replay.Change, k relKey) (*Change, error) {
 		out.Op = Delete
 	}
 	if c.Old != nil {
-		out.Old, err = b.decodeRow(rel, c.Old, c.OldBlock, c.OldOffset)
+		out.Old, err = b.decodeIn(rel, c.Rel, c.Old, c.OldBlock, c.OldOffset, true)
 		if err != nil {
 			out.Err = err
 		}
@@ -983,7 +1155,7 @@ func (b *builder) rowChange(c *replay.Change, k relKey) (*Change, error) {
 		out.Err = fmt.Errorf("the old tuple (%d,%d) is not on the page before the record", c.OldBlock, c.OldOffset)
 	}
 	if c.New != nil {
-		out.New, err = b.decodeRow(rel, c.New, c.NewBlock, c.NewOffset)
+		out.New, err = b.decodeIn(rel, c.Rel, c.New, c.NewBlock, c.NewOffset, false)
 		if err != nil {
 			out.Err = err
 		}
@@ -1049,7 +1221,7 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 		if err != nil {
 			return give(nil, &table.RowError{Block: k.blk, Offset: k.off, Err: err})
 		}
-		return give(b.decodeRow(g.rel, tup, k.blk, k.off))
+		return give(b.decodeIn(g.rel, g.files[k], tup, k.blk, k.off, true))
 	}
 	next := 0
 	if g.before {
@@ -1063,7 +1235,7 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 			if g.removed[here] {
 				return nil
 			}
-			row, err := b.decodeRow(g.rel, tup, blk, off)
+			row, err := b.decodeIn(g.rel, g.rel.Locator, tup, blk, off, true)
 			if !give(row, err) {
 				return errStop
 			}

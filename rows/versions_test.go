@@ -85,9 +85,10 @@ type versionIncident struct {
 	// created: a table the transaction created, named in Result.Created
 	// (its rows are inserts; the undo drops it)
 	created string
-	// skipped: what Result.Skipped must say (a table the transaction
-	// altered); none when empty
+	// skipped: what Result.Skipped must say; none when empty
 	skipped string
+	// defs: the tables' columns (name and type, in order) before it
+	defs map[string][]string
 }
 
 func runVersion(t *testing.T, cfg versionConfig) {
@@ -113,6 +114,8 @@ INSERT INTO doomed SELECT g, 'd' || g, CASE WHEN g % 10 = 0 THEN (SELECT string_
 CREATE TABLE heartbeat (n int);
 CREATE TABLE spare (id int, v text);
 INSERT INTO spare SELECT g, 's' || g FROM generate_series(1, 20) g;
+CREATE TABLE shape (id int PRIMARY KEY, name text, qty int NOT NULL, gone text, tail int);
+INSERT INTO shape SELECT g, 'n' || g, g * 3, CASE WHEN g % 4 <> 0 THEN 'g' || g END, g * 11 FROM generate_series(1, 30) g;
 CHECKPOINT;`)
 	p.BaseBackup(t, base)
 	a, hb := p.Session(t, "a"), p.Session(t, "hb")
@@ -129,6 +132,13 @@ CHECKPOINT;`)
 		}
 		return out
 	}
+	defs := func(tables []string) map[string][]string {
+		out := map[string][]string{}
+		for _, tab := range tables {
+			out[tab] = p.Query(t, "SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = attrelid WHERE relname = '"+tab+"' AND relkind = 'r' AND attnum > 0 AND NOT attisdropped ORDER BY attnum")
+		}
+		return out
+	}
 	count := func(sql string) int {
 		var n int
 		fmt.Sscan(p.Query(t, sql)[0], &n)
@@ -137,7 +147,7 @@ CHECKPOINT;`)
 	var incidents []*versionIncident
 	prepared := false // the next run ends in PREPARE TRANSACTION and COMMIT PREPARED
 	run := func(name string, tables []string, ops map[string]map[string]int, stmts ...string) {
-		in := &versionIncident{name: name, tables: tables, ops: ops, before: snap(tables)}
+		in := &versionIncident{name: name, tables: tables, ops: ops, before: snap(tables), defs: defs(tables)}
 		tick()
 		a.Exec("BEGIN")
 		for _, s := range stmts {
@@ -189,15 +199,23 @@ CHECKPOINT;`)
 	// TRUNCATE): the row inserted between them is no change
 	run("retruncate", []string{"hist"}, map[string]map[string]int{"hist": {"truncate": count("SELECT count(*) FROM hist"), "insert": 1}},
 		"TRUNCATE hist", "INSERT INTO hist VALUES (2, 'between')", "TRUNCATE hist", "INSERT INTO hist VALUES (3, 'last')")
-	// ALTER TABLE in the transaction: columns changed (named as given
-	// with the columns before it), and a rewrite (not taken for a
-	// TRUNCATE: its rows are not given)
-	run("alter", []string{"notes"}, map[string]map[string]int{"notes": {"insert": 1}},
-		"ALTER TABLE spare ADD COLUMN extra int", "INSERT INTO notes VALUES (44, 'beside an ALTER')")
-	incidents[len(incidents)-1].skipped = "changed the columns of table spare"
-	run("retype", []string{"notes"}, map[string]map[string]int{"notes": {"insert": 1}},
-		"UPDATE spare SET v = v || '!' WHERE id <= 3", "ALTER TABLE spare ALTER COLUMN id TYPE bigint", "INSERT INTO notes VALUES (45, 'beside a rewrite')")
-	incidents[len(incidents)-1].skipped = "table spare was rewritten"
+	// ALTER TABLE in the transaction: columns added (with a default: on
+	// 10 a rewrite), renamed and dropped, rows changed before and after;
+	// each version read in the columns it follows (old ones from before
+	// the transaction as of before it, the others as it left the table),
+	// and the undo puts the definition and the rows back
+	run("alter", []string{"notes", "shape"}, map[string]map[string]int{"notes": {"insert": 1}, "shape": {"update": 7, "delete": 1, "insert": 1}},
+		"UPDATE shape SET qty = qty + 1 WHERE id <= 3", "ALTER TABLE shape ADD COLUMN extra int DEFAULT 7",
+		"SAVEPOINT al", "ALTER TABLE shape RENAME COLUMN name TO label", "RELEASE al", "ALTER TABLE shape DROP COLUMN tail",
+		"UPDATE shape SET extra = id, qty = 0 WHERE id BETWEEN 2 AND 5", "DELETE FROM shape WHERE id = 10",
+		"INSERT INTO shape (id, label, qty) VALUES (100, 'new', 1)", "INSERT INTO notes VALUES (44, 'beside an ALTER')")
+	// a rewrite (ALTER COLUMN TYPE): the copies of the rows are no
+	// changes; rows changed before it lie in the old file, as of before,
+	// those after in the new one, as the transaction left them
+	run("retype", []string{"notes", "spare"}, map[string]map[string]int{"notes": {"insert": 1}, "spare": {"update": 4, "delete": 1, "insert": 1}},
+		"UPDATE spare SET v = v || '!' WHERE id <= 3", "ALTER TABLE spare ALTER COLUMN id TYPE bigint",
+		"UPDATE spare SET v = 'after' WHERE id = 5", "DELETE FROM spare WHERE id = 6", "INSERT INTO spare VALUES (77, 'x')",
+		"INSERT INTO notes VALUES (45, 'beside a rewrite')")
 	switchWAL := "SELECT pg_switch_wal()"
 	if cfg.major < 10 {
 		switchWAL = "SELECT pg_switch_xlog()"
@@ -214,7 +232,8 @@ CHECKPOINT;`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	changes := 0
+	changes, copies := 0, 0
+	altered := map[string]bool{}
 	scripts := make([]string, len(incidents))
 	for k, in := range incidents {
 		res, err := rows.Changes(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(in.xid)})
@@ -233,6 +252,11 @@ CHECKPOINT;`)
 			f = serverFormat(res.Relations[0], b.MajorVersion())
 		}
 		got := map[string]map[string]int{}
+		// a table the transaction altered: the versions in the columns of
+		// before come from the rows before it, those in the columns it
+		// left from its earlier changes (or a rewrite's copies), and what
+		// is left of them is among its rows after it
+		live := map[string]map[string]int{}
 		for i := range res.Changes {
 			c := &res.Changes[i]
 			tab := c.Rel.Class.Name
@@ -243,6 +267,41 @@ CHECKPOINT;`)
 				got[tab] = map[string]int{}
 			}
 			got[tab][string(c.Op)]++
+			if c.Rel.Before != nil {
+				altered[tab] = true
+				if live[tab] == nil {
+					live[tab] = map[string]int{}
+				}
+				if c.Old != nil {
+					old, err := f.AppendRowJSON(nil, c.Rel, c.Old)
+					if err != nil {
+						t.Fatal(err)
+					}
+					switch {
+					case c.Old.Rel != nil && st[tab][string(old)] > 0:
+						st[tab][string(old)]--
+					case c.Old.Rel == nil && live[tab][string(old)] > 0:
+						live[tab][string(old)]--
+					case c.Old.Rel == nil && c.Rel.Locator != c.Rel.Before.Locator:
+						copies++ // a row the rewrite copied
+					default:
+						t.Errorf("%s: %s at %s: old row %s (columns of before: %v) is not the table's then", in.name, c.Op, c.LSN, old, c.Old.Rel != nil)
+					}
+				}
+				if c.New != nil {
+					n, err := f.AppendRowJSON(nil, c.Rel, c.New)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if c.New.Rel != nil {
+						st[tab][string(n)]++ // written before a rewrite, in the old file
+					} else {
+						live[tab][string(n)]++
+					}
+				}
+				changes++
+				continue
+			}
 			if c.Old != nil {
 				old, err := f.AppendRowJSON(nil, c.Rel, c.Old)
 				if err != nil {
@@ -292,7 +351,21 @@ CHECKPOINT;`)
 			t.Errorf("%s: skipped %q", in.name, res.Skipped)
 		}
 		res.Close()
+		for tab, l := range live {
+			after := map[string]int{}
+			for _, r := range in.after[tab] {
+				after[r]++
+			}
+			for row, n := range l {
+				if n > after[row] {
+					t.Errorf("%s: %s: %d of row %s given by the changes and not changed again, the server has %d", in.name, tab, n, row, after[row])
+				}
+			}
+		}
 		for _, tab := range in.tables {
+			if live[tab] != nil {
+				continue
+			}
 			after := map[string]int{}
 			for _, l := range in.after[tab] {
 				after[l]++
@@ -329,8 +402,11 @@ CHECKPOINT;`)
 		if out, err := pgtest.AsPostgres(p.PsqlLine("postgres") + " -f " + pgtest.Shq(path)).CombinedOutput(); err != nil {
 			t.Fatalf("%s: undo script: %v\n%s", in.name, err, out)
 		}
-		now := snap(in.tables)
+		now, nowDefs := snap(in.tables), defs(in.tables)
 		for _, tab := range in.tables {
+			if g, w := strings.Join(nowDefs[tab], ", "), strings.Join(in.defs[tab], ", "); g != w {
+				t.Errorf("%s: %s after the undo script has the columns %s, before the transaction %s", in.name, tab, g, w)
+			}
 			if !sameRows(now[tab], in.before[tab]) {
 				t.Errorf("%s: %s after the undo script: %d rows, %d before the transaction, or they differ", in.name, tab, len(now[tab]), len(in.before[tab]))
 				continue
@@ -339,7 +415,10 @@ CHECKPOINT;`)
 		}
 	}
 	p.Stop("fast")
-	t.Logf("PostgreSQL %d (%s): %d changes of %d transactions agree with the server's rows; %d tables back to their rows by the undo scripts", cfg.major, strings.ReplaceAll(strings.TrimSpace(cfg.conf), "\n", ", "), changes, len(incidents), undone)
+	if len(altered) != 2 {
+		t.Errorf("tables read as altered: %v, want shape and spare", altered)
+	}
+	t.Logf("PostgreSQL %d (%s): %d changes of %d transactions agree with the server's rows (%d old versions a rewrite copied); %d tables back to their rows and columns by the undo scripts", cfg.major, strings.ReplaceAll(strings.TrimSpace(cfg.conf), "\n", ", "), changes, len(incidents), copies, undone)
 }
 
 // serverFormat prints values as a server with initdb's settings does.
