@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,24 +38,11 @@ const (
 	thriftMap    = 11
 )
 
-// tField is one field of a decoded Thrift struct: its id, its type and its
-// value (ints for the integer types and booleans, raw for binary, fields
-// for a struct, elems for a list or set), kept in the order read.
-type tField struct {
-	id  int16
-	typ byte
-	v   tValue
-}
-
-type tValue struct {
-	i      int64
-	raw    []byte
-	fields []tField
-	elem   byte // a list's element type
-	elems  []tValue
-}
-
-// thriftReader decodes the compact protocol into tFields.
+// thriftReader walks the compact protocol of a footer without decoding it
+// into values: merging copies the footers' bytes, rewriting only the
+// varints of the offsets it moves (copyStruct). A tree of decoded values
+// cost 40 ms a night on scripts/bench-append.sh's day 30 (footers of 30 to
+// 60 kB, a 90-byte value each per field), more than the copy itself.
 type thriftReader struct {
 	b   []byte
 	off int
@@ -92,127 +80,208 @@ func (r *thriftReader) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-// value reads a value of type typ (a struct's boolean field has its value
-// in its type: handled by structFields).
-func (r *thriftReader) value(typ byte, depth int) tValue {
+// fieldHeader reads a struct's field header: its id (after the previous
+// field's, last) and type; stop at the struct's end.
+func (r *thriftReader) fieldHeader(last int16) (id int16, typ byte, stop bool) {
+	h := r.byte1()
+	if h == 0 || r.err != nil {
+		return 0, 0, true
+	}
+	typ, id = h&0x0F, last+int16(h>>4)
+	if h>>4 == 0 {
+		id = int16(r.varint())
+	}
+	return id, typ, false
+}
+
+// listHeader reads a list's or set's header: its element type and count.
+func (r *thriftReader) listHeader() (elem byte, n uint64) {
+	h := r.byte1()
+	n = uint64(h >> 4)
+	if n == 15 {
+		n = r.uvarint()
+	}
+	if n > uint64(len(r.b)) {
+		r.fail("list of %d elements", n)
+		return 0, 0
+	}
+	return h & 0x0F, n
+}
+
+// skip passes a value of type typ (a struct's boolean field has its value
+// in its type: nothing to pass).
+func (r *thriftReader) skip(typ byte, depth int) {
 	if depth > 32 {
 		r.fail("nested too deep")
-		return tValue{}
+		return
 	}
 	switch typ {
-	case thriftTrue, thriftFalse, thriftByte:
-		return tValue{i: int64(r.byte1())}
+	case thriftByte:
+		r.byte1()
 	case thriftI16, thriftI32, thriftI64:
-		return tValue{i: r.varint()}
+		r.uvarint()
 	case thriftDouble:
 		if r.off+8 > len(r.b) {
 			r.fail("truncated double")
-			return tValue{}
+			return
 		}
-		v := tValue{raw: r.b[r.off : r.off+8]}
 		r.off += 8
-		return v
 	case thriftBinary:
 		n := r.uvarint()
 		if n > uint64(len(r.b)-r.off) {
 			r.fail("binary of %d bytes", n)
-			return tValue{}
+			return
 		}
-		v := tValue{raw: r.b[r.off : r.off+int(n)]}
 		r.off += int(n)
-		return v
 	case thriftList, thriftSet:
-		h := r.byte1()
-		n := uint64(h >> 4)
-		if n == 15 {
-			n = r.uvarint()
-		}
-		if n > uint64(len(r.b)) {
-			r.fail("list of %d elements", n)
-			return tValue{}
-		}
-		v := tValue{elem: h & 0x0F}
+		elem, n := r.listHeader()
 		for range n {
 			if r.err != nil {
-				break
+				return
 			}
-			v.elems = append(v.elems, r.value(v.elem, depth+1))
+			if elem == thriftTrue || elem == thriftFalse {
+				r.byte1() // a list's booleans: a byte each
+			} else {
+				r.skip(elem, depth+1)
+			}
 		}
-		return v
 	case thriftStruct:
-		return tValue{fields: r.structFields(depth + 1)}
+		var last int16
+		for r.err == nil {
+			id, typ, stop := r.fieldHeader(last)
+			if stop {
+				return
+			}
+			last = id
+			if typ != thriftTrue && typ != thriftFalse {
+				r.skip(typ, depth+1)
+			}
+		}
+	default:
+		r.fail("field type %d", typ)
 	}
-	r.fail("field type %d", typ)
-	return tValue{}
 }
 
-func (r *thriftReader) structFields(depth int) []tField {
-	var out []tField
+// Where the offsets copyStruct moves are: RowGroup.file_offset (5), and of
+// each of its ColumnChunks (1) the file_offset (2) and its ColumnMetaData's
+// (3) data, index and dictionary page offsets (9, 10, 11).
+const (
+	inRowGroup = iota
+	inColumnChunk
+	inColumnMeta
+)
+
+// copyStruct appends to w the struct at r's offset, its bytes as they are
+// but the varints of the offsets in (a RowGroup, a ColumnChunk or a
+// ColumnMetaData) moved by delta.
+func (r *thriftReader) copyStruct(w []byte, in int, delta int64, depth int) []byte {
+	if depth > 32 {
+		r.fail("nested too deep")
+		return w
+	}
 	var last int16
 	for r.err == nil {
-		h := r.byte1()
-		if h == 0 {
-			return out
-		}
-		typ := h & 0x0F
-		id := last + int16(h>>4)
-		if h>>4 == 0 {
-			id = int16(r.varint())
+		start := r.off
+		id, typ, stop := r.fieldHeader(last)
+		w = append(w, r.b[start:r.off]...)
+		if stop {
+			return w
 		}
 		last = id
-		var v tValue
-		if typ == thriftTrue || typ == thriftFalse {
-			v.i = int64(2 - typ) // 1 true, 0 false
-		} else {
-			v = r.value(typ, depth)
+		isInt := typ == thriftI32 || typ == thriftI64
+		switch {
+		case typ == thriftTrue || typ == thriftFalse:
+		case isInt && (in == inRowGroup && id == 5 || in == inColumnChunk && id == 2 || in == inColumnMeta && (id == 9 || id == 10 || id == 11)):
+			w = binary.AppendVarint(w, r.varint()+delta)
+		case in == inRowGroup && id == 1 && typ == thriftList:
+			start := r.off
+			elem, n := r.listHeader()
+			w = append(w, r.b[start:r.off]...)
+			for range n {
+				if r.err != nil {
+					break
+				}
+				if elem != thriftStruct {
+					start := r.off
+					r.skip(elem, depth+1)
+					w = append(w, r.b[start:r.off]...)
+					continue
+				}
+				w = r.copyStruct(w, inColumnChunk, delta, depth+1)
+			}
+		case in == inColumnChunk && id == 3 && typ == thriftStruct:
+			w = r.copyStruct(w, inColumnMeta, delta, depth+1)
+		default:
+			start := r.off
+			r.skip(typ, depth+1)
+			w = append(w, r.b[start:r.off]...)
 		}
-		out = append(out, tField{id, typ, v})
 	}
-	return out
+	return w
 }
 
-// thriftEncode writes fields as a struct (its stop byte included).
-func thriftEncode(t *thriftWriter, fields []tField) {
-	for _, f := range fields {
-		switch f.typ {
-		case thriftTrue, thriftFalse:
-			t.boolean(f.id, f.v.i != 0)
-			continue
-		}
-		t.field(f.id, f.typ)
-		thriftEncodeValue(t, f.typ, f.v)
-	}
-	t.end()
+// footerField is a field of a footer's FileMetaData: its id, type, and
+// its value's bytes.
+type footerField struct {
+	id    int16
+	typ   byte
+	value []byte
 }
 
-func thriftEncodeValue(t *thriftWriter, typ byte, v tValue) {
-	switch typ {
-	case thriftTrue, thriftFalse, thriftByte:
-		t.b = append(t.b, byte(v.i))
-	case thriftI16, thriftI32, thriftI64:
-		t.varint(v.i)
-	case thriftDouble:
-		t.b = append(t.b, v.raw...)
-	case thriftBinary:
-		t.uvarint(uint64(len(v.raw)))
-		t.b = append(t.b, v.raw...)
-	case thriftList, thriftSet:
-		if n := len(v.elems); n < 15 {
-			t.b = append(t.b, byte(n)<<4|v.elem)
-		} else {
-			t.b = append(t.b, 0xF0|v.elem)
-			t.uvarint(uint64(n))
-		}
-		for _, e := range v.elems {
-			thriftEncodeValue(t, v.elem, e)
-		}
-	case thriftStruct:
-		t.last = append(t.last, 0)
-		thriftEncode(t, v.fields)
-	}
+// parquetFooter reads a Parquet file's FileMetaData: its fields, with
+// their values' bytes, and where the footer begins (the end of the row
+// groups' bytes).
+func parquetFooter(data []byte) ([]footerField, int64, error) {
+	return parquetFooterAt(bytes.NewReader(data), int64(len(data)))
 }
 
-func fieldOf(fields []tField, id int16) *tField {
+// parquetFooterAt is parquetFooter of a file of size bytes read at
+// offsets: its first 4 and last 8 bytes, then the footer.
+func parquetFooterAt(r io.ReaderAt, size int64) ([]footerField, int64, error) {
+	var head, tail [8]byte
+	if size < 12 {
+		return nil, 0, fmt.Errorf("%w: not a Parquet file", ErrConcat)
+	}
+	if _, err := r.ReadAt(head[:4], 0); err != nil {
+		return nil, 0, err
+	}
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return nil, 0, err
+	}
+	if !bytes.Equal(head[:4], parquetMagic) || !bytes.Equal(tail[4:], parquetMagic) {
+		return nil, 0, fmt.Errorf("%w: not a Parquet file", ErrConcat)
+	}
+	flen := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if flen <= 0 || flen > size-12 {
+		return nil, 0, fmt.Errorf("%w: footer length %d", ErrConcat, flen)
+	}
+	start := size - 8 - flen
+	b := make([]byte, flen)
+	if _, err := r.ReadAt(b, start); err != nil {
+		return nil, 0, err
+	}
+	tr := &thriftReader{b: b}
+	var fields []footerField
+	var last int16
+	for {
+		id, typ, stop := tr.fieldHeader(last)
+		if stop {
+			break
+		}
+		last = id
+		v := tr.off
+		if typ != thriftTrue && typ != thriftFalse {
+			tr.skip(typ, 1)
+		}
+		fields = append(fields, footerField{id, typ, b[v:tr.off]})
+	}
+	if tr.err != nil {
+		return nil, 0, tr.err
+	}
+	return fields, start, nil
+}
+
+func footerFieldOf(fields []footerField, id int16) *footerField {
 	for i := range fields {
 		if fields[i].id == id {
 			return &fields[i]
@@ -221,128 +290,140 @@ func fieldOf(fields []tField, id int16) *tField {
 	return nil
 }
 
-// parquetFooter reads a Parquet file's FileMetaData: its fields and where
-// the footer begins (the end of the row groups' bytes).
-func parquetFooter(data []byte) ([]tField, int64, error) {
-	n := len(data)
-	if n < 12 || !bytes.Equal(data[:4], parquetMagic) || !bytes.Equal(data[n-4:], parquetMagic) {
-		return nil, 0, fmt.Errorf("%w: not a Parquet file", ErrConcat)
-	}
-	flen := int(binary.LittleEndian.Uint32(data[n-8 : n-4]))
-	if flen <= 0 || flen > n-12 {
-		return nil, 0, fmt.Errorf("%w: footer length %d", ErrConcat, flen)
-	}
-	start := n - 8 - flen
-	r := &thriftReader{b: data[start : n-8]}
-	fields := r.structFields(0)
-	if r.err != nil {
-		return nil, 0, r.err
-	}
-	return fields, int64(start), nil
-}
-
-// shiftOffsets moves a row group's offsets by delta: RowGroup.file_offset
-// (5), and of each ColumnChunk (1) its file_offset (2) and its
-// ColumnMetaData's (3) data, index and dictionary page offsets (9, 10, 11).
-func shiftOffsets(group *tValue, delta int64) {
-	for i := range group.fields {
-		f := &group.fields[i]
-		switch f.id {
-		case 5:
-			f.v.i += delta
-		case 1:
-			for j := range f.v.elems {
-				chunk := &f.v.elems[j]
-				for k := range chunk.fields {
-					cf := &chunk.fields[k]
-					switch cf.id {
-					case 2:
-						cf.v.i += delta
-					case 3:
-						for l := range cf.v.fields {
-							if id := cf.v.fields[l].id; id == 9 || id == 10 || id == 11 {
-								cf.v.fields[l].v.i += delta
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // ConcatParquet writes the row groups of the Parquet files inputs (their
 // contents), in order, as one Parquet file at out (written under a
 // temporary name, synced, renamed).
 func ConcatParquet(out string, inputs [][]byte) error {
+	srcs := make([]concatSource, len(inputs))
+	for i, data := range inputs {
+		srcs[i] = concatSource{bytes.NewReader(data), int64(len(data))}
+	}
+	return concatParquet(out, srcs)
+}
+
+// concatSource is an input of concatParquet: a file (an *os.File's bytes
+// are copied by the kernel, copy_file_range, never read into memory) or
+// bytes, and its size.
+type concatSource struct {
+	r    io.ReaderAt
+	size int64
+}
+
+// concatParquet is ConcatParquet of inputs read where they lie: only their
+// footers are read into memory. The footer written is the first input's
+// FileMetaData with num_rows (3) the sum and row_groups (4) every input's
+// row groups, their offsets moved (copyStruct).
+func concatParquet(out string, inputs []concatSource) error {
 	if len(inputs) == 0 {
 		return fmt.Errorf("%w: no input", ErrConcat)
 	}
-	var meta []tField
-	var schema []byte
-	var rows int64
-	var groups tValue
-	body := [][]byte{}
+	var meta []footerField
+	var rows, ngroups int64
+	var groups []byte
+	var bodies []io.Reader
 	off := int64(len(parquetMagic))
-	for i, data := range inputs {
-		fields, end, err := parquetFooter(data)
+	for i, in := range inputs {
+		fields, end, err := parquetFooterAt(in.r, in.size)
 		if err != nil {
 			return fmt.Errorf("input %d: %w", i+1, err)
 		}
-		sch, nrows, rg := fieldOf(fields, 2), fieldOf(fields, 3), fieldOf(fields, 4)
-		if sch == nil || nrows == nil {
+		sch, nrows, rg := footerFieldOf(fields, 2), footerFieldOf(fields, 3), footerFieldOf(fields, 4)
+		if sch == nil || nrows == nil || nrows.typ != thriftI64 && nrows.typ != thriftI32 {
 			return fmt.Errorf("input %d: %w: no schema or row count", i+1, ErrConcat)
 		}
-		var t thriftWriter
-		t.reset()
-		thriftEncodeValue(&t, sch.typ, sch.v)
 		if i == 0 {
-			meta, schema = fields, t.b
-			groups.elem = thriftStruct
-		} else if !bytes.Equal(t.b, schema) {
+			meta = fields
+			if rg == nil || rg.typ != thriftList {
+				return fmt.Errorf("%w: no row groups field", ErrConcat)
+			}
+		} else if !bytes.Equal(sch.value, footerFieldOf(meta, 2).value) {
 			return fmt.Errorf("input %d: %w: another schema than the first input's", i+1, ErrConcat)
 		}
 		delta := off - int64(len(parquetMagic))
-		if rg != nil {
-			for _, g := range rg.v.elems {
-				shiftOffsets(&g, delta)
-				groups.elems = append(groups.elems, g)
+		if rg != nil && rg.typ == thriftList {
+			r := &thriftReader{b: rg.value}
+			elem, n := r.listHeader()
+			if n > 0 && elem != thriftStruct {
+				r.fail("row groups of type %d", elem)
 			}
+			for range n {
+				if r.err != nil {
+					break
+				}
+				groups = r.copyStruct(groups, inRowGroup, delta, 2)
+			}
+			if r.err != nil {
+				return fmt.Errorf("input %d: %w", i+1, r.err)
+			}
+			ngroups += int64(n)
 		}
-		rows += nrows.v.i
-		body = append(body, data[len(parquetMagic):end])
+		r := &thriftReader{b: nrows.value}
+		rows += r.varint()
+		bodies = append(bodies, bodyReader(in.r, int64(len(parquetMagic)), end-int64(len(parquetMagic))))
 		off += end - int64(len(parquetMagic))
-	}
-	var footer []tField
-	for _, f := range meta {
-		switch f.id {
-		case 3:
-			f.v.i = rows
-		case 4:
-			f.v = groups
-		}
-		footer = append(footer, f)
-	}
-	if fieldOf(footer, 4) == nil {
-		return fmt.Errorf("%w: no row groups field", ErrConcat)
 	}
 	var t thriftWriter
 	t.reset()
-	thriftEncode(&t, footer)
+	for _, f := range meta {
+		switch {
+		case f.typ == thriftTrue || f.typ == thriftFalse:
+			t.boolean(f.id, f.typ == thriftTrue)
+		case f.id == 3:
+			t.field(f.id, f.typ)
+			t.varint(rows)
+		case f.id == 4:
+			t.list(f.id, thriftStruct, int(ngroups))
+			t.b = append(t.b, groups...)
+		default:
+			t.field(f.id, f.typ)
+			t.b = append(t.b, f.value...)
+		}
+	}
+	t.end()
 	if len(t.b) > math.MaxUint32 {
 		return fmt.Errorf("%w: footer too big", ErrConcat)
 	}
 	t.b = binary.LittleEndian.AppendUint32(t.b, uint32(len(t.b)))
 	t.b = append(t.b, parquetMagic...)
-	parts := append([][]byte{parquetMagic}, body...)
-	return writeParts(out, append(parts, t.b))
+	parts := append([]io.Reader{bytes.NewReader(parquetMagic)}, bodies...)
+	return writeParts(out, append(parts, bytes.NewReader(t.b)))
+}
+
+// bodyReader reads n bytes of r from off: an *os.File's by a
+// LimitedReader over it at off, which io.Copy into a file hands to
+// copy_file_range (os.File.ReadFrom), so the bytes never enter memory.
+func bodyReader(r io.ReaderAt, off, n int64) io.Reader {
+	if f, ok := r.(*os.File); ok {
+		return &fileRange{f: f, off: off, n: n, SectionReader: io.NewSectionReader(f, off, n)}
+	}
+	return io.NewSectionReader(r, off, n)
+}
+
+// fileRange is a file's n bytes from off. Read reads them (by offsets);
+// WriteTo, which io.Copy prefers, positions the file there and copies by
+// the kernel.
+type fileRange struct {
+	*io.SectionReader
+	f      *os.File
+	off, n int64
+}
+
+func (r *fileRange) WriteTo(w io.Writer) (int64, error) {
+	if _, err := r.f.Seek(r.off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(w, &io.LimitedReader{R: r.f, N: r.n})
+	if err == nil && n < r.n {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 // concatText joins JSON Lines or CSV files' contents (a CSV file's header
 // line kept from the first only) into out. Their columns must be the same:
 // a CSV file's header line, the names of a JSON Lines file's first object.
 func concatText(out string, f Format, inputs [][]byte) error {
-	parts := make([][]byte, 0, len(inputs))
+	parts := make([]io.Reader, 0, len(inputs))
 	var first []byte
 	for i, data := range inputs {
 		line, rest, _ := bytes.Cut(data, []byte("\n"))
@@ -371,14 +452,14 @@ func concatText(out string, f Format, inputs [][]byte) error {
 		if f == CSV && i > 0 {
 			data = rest
 		}
-		parts = append(parts, data)
+		parts = append(parts, bytes.NewReader(data))
 	}
 	return writeParts(out, parts)
 }
 
 // writeParts writes the parts as the file out: under its temporary name,
 // synced, then renamed into place.
-func writeParts(out string, parts [][]byte) error {
+func writeParts(out string, parts []io.Reader) error {
 	tmp := TempName(out)
 	if err := os.MkdirAll(filepath.Dir(out), 0o777); err != nil {
 		return err
@@ -388,7 +469,7 @@ func writeParts(out string, parts [][]byte) error {
 		return err
 	}
 	for _, p := range parts {
-		if _, err = f.Write(p); err != nil {
+		if _, err = io.Copy(f, p); err != nil {
 			break
 		}
 	}

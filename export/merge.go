@@ -1,8 +1,10 @@
 package export
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -216,26 +218,27 @@ func mergeRuns(inputs []mergeInput, below, fileRows int64) [][]mergeInput {
 // concatenated (of another schema: batches written with and without
 // --desc, say) are left as they are.
 func (e *Exporter) mergeRun(base, day string, run []mergeInput) ([]MarkerFile, []string, error) {
-	datas := make([][]byte, len(run))
 	var rows int64
-	for i, x := range run {
-		var err error
-		if x.earlier {
-			datas[i], err = fs.ReadFile(e.cfg.Merge.FS, x.f.Path)
-		} else {
-			datas[i], err = os.ReadFile(filepath.Join(base, filepath.FromSlash(x.f.Path)))
-		}
-		if err != nil {
-			return nil, nil, err
-		}
+	for _, x := range run {
 		rows += x.f.Rows
 	}
 	rel := day + "/" + path.Base(run[0].f.Path)
 	out := filepath.Join(base, filepath.FromSlash(rel))
 	var err error
 	if e.cfg.Format == Parquet {
-		err = ConcatParquet(out, datas)
+		err = e.concatRun(base, out, run)
 	} else {
+		datas := make([][]byte, len(run))
+		for i, x := range run {
+			if x.earlier {
+				datas[i], err = fs.ReadFile(e.cfg.Merge.FS, x.f.Path)
+			} else {
+				datas[i], err = os.ReadFile(filepath.Join(base, filepath.FromSlash(x.f.Path)))
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+		}
 		err = concatText(out, e.cfg.Format, datas)
 	}
 	if errors.Is(err, ErrConcat) {
@@ -261,4 +264,38 @@ func (e *Exporter) mergeRun(base, day string, run []mergeInput) ([]MarkerFile, [
 		}
 	}
 	return []MarkerFile{{Path: rel, Rows: rows}}, replaced, nil
+}
+
+// concatRun concatenates a run's Parquet files into out (concatParquet):
+// files of a local dataset and of the staging directory are copied where
+// they lie; an object store's are read into memory.
+func (e *Exporter) concatRun(base, out string, run []mergeInput) error {
+	srcs := make([]concatSource, len(run))
+	for i, x := range run {
+		var f fs.File
+		var err error
+		if x.earlier {
+			f, err = e.cfg.Merge.FS.Open(x.f.Path)
+		} else {
+			f, err = os.Open(filepath.Join(base, filepath.FromSlash(x.f.Path)))
+		}
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if of, ok := f.(*os.File); ok {
+			st, err := of.Stat()
+			if err != nil {
+				return err
+			}
+			srcs[i] = concatSource{of, st.Size()}
+			continue
+		}
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return err
+		}
+		srcs[i] = concatSource{bytes.NewReader(data), int64(len(data))}
+	}
+	return concatParquet(out, srcs)
 }
