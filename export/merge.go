@@ -61,9 +61,9 @@ type MergeInput struct {
 }
 
 // MergeInput returns what the next batch may merge its files with: the
-// live files smaller than below, in the format of extension ext, whose
-// sizes the manifests give (those of a walscope before merging do not: not
-// merged).
+// live files smaller than below, in the format of extension ext. The
+// manifests of a walscope before merging give no file sizes: their files
+// are kept, and stat'ed when the batch writes their day (mergeStaged).
 func (m *Manifest) MergeInput(fsys fs.FS, below int64, ext string) *MergeInput {
 	in := &MergeInput{FS: fsys, Below: below, Live: map[string]map[string][]MarkerFile{}}
 	if m == nil {
@@ -74,7 +74,9 @@ func (m *Manifest) MergeInput(fsys fs.FS, below int64, ext string) *MergeInput {
 			files := append([]MarkerFile(nil), bt.Files...)
 			sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 			for _, f := range files {
-				if _, gone := m.replacedBy[f.Path]; gone || f.Bytes <= 0 || f.Bytes >= below || !strings.HasSuffix(f.Path, ext) {
+				// (f.Bytes 0: a manifest of before merging; the file is
+				// stat'ed if the batch writes its day, mergeStaged)
+				if _, gone := m.replacedBy[f.Path]; gone || f.Bytes >= below || !strings.HasSuffix(f.Path, ext) {
 					continue
 				}
 				day := path.Base(path.Dir(f.Path))
@@ -150,7 +152,17 @@ func (e *Exporter) mergeStaged() error {
 			sort.Slice(mine, func(i, j int) bool { return mine[i].f.Path < mine[j].f.Path })
 			var inputs []mergeInput
 			for _, f := range in.Live[table][day] {
-				inputs = append(inputs, mergeInput{f: f, bytes: f.Bytes, earlier: true})
+				n := f.Bytes
+				if n <= 0 {
+					// a batch of before merging: the file as it is now (a
+					// file gone or unreadable is left to the readers)
+					st, err := fs.Stat(in.FS, f.Path)
+					if err != nil || !st.Mode().IsRegular() || st.Size() <= 0 || st.Size() >= in.Below {
+						continue
+					}
+					n = st.Size()
+				}
+				inputs = append(inputs, mergeInput{f: f, bytes: n, earlier: true})
 			}
 			inputs = append(inputs, mine...)
 			for _, run := range mergeRuns(inputs, in.Below, e.cfg.FileRows) {

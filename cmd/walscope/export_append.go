@@ -490,6 +490,10 @@ type treeFS struct {
 
 func (f treeFS) Open(name string) (fs.File, error) { return f.t.Open(f.t.Join(f.root, name)) }
 
+// Stat lets fs.Stat take a file's size from the store's listing (merging
+// the files of a dataset whose manifests give none) instead of opening it.
+func (f treeFS) Stat(name string) (fs.FileInfo, error) { return f.t.Stat(f.t.Join(f.root, name)) }
+
 func (f treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	ents, err := f.t.ReadDir(f.t.Join(f.root, name))
 	if err != nil {

@@ -250,3 +250,61 @@ func TestAppendMergeFlags(t *testing.T) {
 		t.Errorf("files: %d merged below 64MB, %d below 64kB, %d unmerged", d, k, n)
 	}
 }
+
+// TestAppendMergeUnsized: a dataset whose manifests give no file sizes (a
+// walscope before merging wrote them: made here by removing the sizes from
+// 15 --no-merge nights' manifests) has its small files merged all the
+// same, stat'ed: the next nights replace some of them, and the dataset
+// still holds the rows of one export of the same WAL, a glob reading
+// exactly the listed files.
+func TestAppendMergeUnsized(t *testing.T) {
+	fx := growthFixture(t)
+	ds := filepath.Join(t.TempDir(), "ds")
+	nights := nightFiles(t, fx)[:30]
+	for _, files := range nights[:15] {
+		appendNight(t, ds, append([]string{"--no-merge"}, newWALOnly(t, ds, files)...))
+	}
+	m, err := export.ReadManifest(os.DirFS(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsized, before := map[string]bool{}, len(m.Batches)
+	for _, b := range m.Batches {
+		for table, bt := range b.Tables {
+			for i := range bt.Files {
+				bt.Files[i].Bytes = 0
+				unsized[bt.Files[i].Path] = true
+			}
+			b.Tables[table] = bt
+		}
+		if err := os.WriteFile(filepath.Join(ds, export.ManifestDir, export.BatchFileName(b.ID)), b.Encode(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(ds, export.ManifestDir, export.BatchFileName(1))); strings.Contains(string(data), `"bytes"`) {
+		t.Fatalf("batch 1's manifest still gives sizes")
+	}
+	for _, files := range nights[15:] {
+		appendNight(t, ds, newWALOnly(t, ds, files))
+	}
+	m, _ = export.ReadManifest(os.DirFS(ds))
+	merged := 0
+	if len(m.Batches) <= before {
+		t.Fatalf("%d batches, %d before", len(m.Batches), before)
+	}
+	for _, b := range m.Batches[before:] {
+		for _, p := range b.Replaces {
+			if unsized[p] {
+				merged++
+			}
+		}
+	}
+	if merged == 0 {
+		t.Errorf("no file of the unsized batches merged")
+	}
+	globEqualsListed(t, "last night", ds)
+	whole := filepath.Join(t.TempDir(), "whole")
+	appendNight(t, whole, append([]string{"--no-merge"}, nights[len(nights)-1]...))
+	compareDatasets(t, ds, whole)
+	t.Logf("%d batches without sizes, then %d: %d files of the first merged", before, len(m.Batches)-before, merged)
+}
