@@ -9,15 +9,21 @@ import (
 )
 
 // alteration is a table whose definition the transaction changed, and
-// how the undo script puts it back: emptied (TRUNCATE), its definition
-// put back (ddl, statements on the table as the transaction left it),
-// and its rows as of before the transaction inserted again. Its rows'
-// own changes are then not undone one by one: the rows of before are
-// what the table held, whatever the transaction did to them and in
-// whichever layout.
+// how the undo script puts it back. In place (inPlace: no column retyped,
+// and a key to find the rows by if a column was dropped): its definition
+// put back first (ddl), the values of a dropped column set back in every
+// row of before by its key (restore), then its rows' changes undone one
+// by one in the columns of before, and NOT NULL set back on a dropped
+// column last (notNull). Else as a whole: emptied (TRUNCATE), its
+// definition put back, and its rows as of before the transaction
+// inserted again, whatever the transaction did to them (a retyped
+// column's values in its new type need not convert back).
 type alteration struct {
-	rel *Relation // as the transaction left it; rel.Before as of before
-	ddl []string
+	rel     *Relation // as the transaction left it; rel.Before as of before
+	ddl     []string
+	inPlace bool
+	restore []int // the columns of before (indexes) the transaction dropped
+	notNull []string
 	// cannot: why the table cannot be put back (a dropped generated
 	// column: its expression is not in the WAL); the script then fails
 	cannot string
@@ -48,7 +54,7 @@ func (b *builder) alter(k relKey) error {
 	}
 	a := &alteration{rel: rel}
 	var notes []string
-	a.ddl, notes, a.cannot = undoDefinition(before, rel)
+	a.ddl, notes, a.cannot = undoDefinition(before, rel, a)
 	b.res.alters = append(b.res.alters, a)
 	for _, n := range notes {
 		b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: %s", before.Name(), n))
@@ -67,7 +73,7 @@ func (b *builder) alter(k relKey) error {
 // retyped renamed or retyped back (USING NULL: the table is empty), the
 // table renamed or moved back. notes say what is not put back exactly;
 // cannot, what cannot be put back at all.
-func undoDefinition(before, after *Relation) (ddl, notes []string, cannot string) {
+func undoDefinition(before, after *Relation, a *alteration) (ddl, notes []string, cannot string) {
 	bcols, acols := map[int16]*catalog.Attribute{}, map[int16]*catalog.Attribute{}
 	var nums []int16
 	var last int16
@@ -85,6 +91,21 @@ func undoDefinition(before, after *Relation) (ddl, notes []string, cannot string
 		}
 	}
 	sort.Slice(nums, func(i, j int) bool { return nums[i] < nums[j] })
+	// in place unless a column is retyped, or one is dropped and the rows
+	// have no key (or the key lost a column) to set its values back by
+	retyped, dropped := false, false
+	for _, n := range nums {
+		b, a := bcols[n], acols[n]
+		retyped = retyped || b != nil && a != nil && (b.TypID != a.TypID || b.TypMod != a.TypMod)
+		dropped = dropped || b != nil && a == nil
+	}
+	a.inPlace = !retyped
+	if dropped {
+		a.inPlace = a.inPlace && before.Key != nil
+		for _, i := range before.Key {
+			a.inPlace = a.inPlace && acols[before.Table.Columns[i].Attribute.Num] != nil
+		}
+	}
 	name := after.Name()
 	alter := func(format string, args ...any) {
 		ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ", name)+fmt.Sprintf(format, args...)+";")
@@ -118,10 +139,18 @@ func undoDefinition(before, after *Relation) (ddl, notes []string, cannot string
 			continue
 		}
 		def := table.FormatType(before.Catalog, b.TypID, b.TypMod)
-		if b.NotNull {
-			def += " NOT NULL"
+		if b.NotNull && !a.inPlace {
+			def += " NOT NULL" // the table is empty
 		}
 		alter("ADD COLUMN %s %s", table.QuoteIdent(b.Name), def)
+		for i, c := range before.Table.Columns {
+			if c.Attribute.Num == n {
+				a.restore = append(a.restore, i)
+			}
+		}
+		if b.NotNull && a.inPlace {
+			a.notNull = append(a.notNull, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET NOT NULL;", before.Name(), table.QuoteIdent(b.Name)))
+		}
 		if n != last {
 			notes = append(notes, fmt.Sprintf("column %s, dropped by the transaction, is added back as the last column, not at its place", b.Name))
 		}

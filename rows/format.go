@@ -156,6 +156,9 @@ func (f *Format) appendWhere(dst []byte, rel *Relation, row *Row) ([]byte, error
 			if n > 0 {
 				dst = append(dst, " AND "...)
 			}
+			if unknown(row, i) {
+				return dst, fmt.Errorf("key column %s of the row is not known", rel.Table.Columns[i].Attribute.Name)
+			}
 			dst = append(dst, table.QuoteIdent(rel.Table.Columns[i].Attribute.Name)...)
 			if row.Nulls[i] {
 				dst = append(dst, " IS NULL"...)
@@ -245,11 +248,14 @@ func (f *Format) appendInsert(dst []byte, rel *Relation, row *Row) ([]byte, erro
 // cascade to that table's rows.
 func (f *Format) writeRestore(bw *bufio.Writer, res *Result, a *alteration, fail func(*Change, error)) error {
 	before := a.rel.Before
-	fmt.Fprintf(bw, "-- the transaction changed the definition of %s (ALTER TABLE): the table is emptied, its definition put back and its rows as of before the transaction inserted again (a change made to it since by another transaction is undone too)\n", before.Name())
 	if a.cannot != "" {
 		fail(&Change{LSN: res.CommitLSN, Op: Update, Rel: before}, fmt.Errorf("table %s cannot be put back: %s", before.Name(), a.cannot))
 		return nil
 	}
+	if a.inPlace {
+		return f.writeInPlace(bw, res, a, fail)
+	}
+	fmt.Fprintf(bw, "-- the transaction changed the definition of %s (ALTER TABLE, a column retyped, or one dropped from a table without a key): the table is emptied, its definition put back and its rows as of before the transaction inserted again (a change made to it since by another transaction is undone too)\n", before.Name())
 	fmt.Fprintf(bw, "TRUNCATE %s;\n", a.rel.Name())
 	for _, s := range a.ddl {
 		bw.WriteString(s)
@@ -277,6 +283,89 @@ func (f *Format) writeRestore(bw *bufio.Writer, res *Result, a *alteration, fail
 	}
 	return err
 }
+
+// writeInPlace writes the first part of the undo of a table whose
+// definition the transaction changed, in place: the definition put back,
+// and the values of the columns it dropped set back in every row it had
+// before, by key (a row the transaction deleted or gave another key
+// matches none, or one its own changes' undo sets again after).
+func (f *Format) writeInPlace(bw *bufio.Writer, res *Result, a *alteration, fail func(*Change, error)) error {
+	before := a.rel.Before
+	fmt.Fprintf(bw, "-- the transaction changed the definition of %s (ALTER TABLE): put back first, its rows' changes undone below in its columns of before\n", before.Name())
+	for _, s := range a.ddl {
+		bw.WriteString(s)
+		bw.WriteByte('\n')
+	}
+	if len(a.restore) == 0 {
+		return nil
+	}
+	fmt.Fprintf(bw, "-- the values of the columns the transaction dropped, from the rows as of before it\n")
+	var line []byte
+	b := res.pages
+	var failed error
+	err := b.r.VisibleTuples(before.Locator, func(blk uint32, off uint16, tup []byte) error {
+		row, err := b.decodeRow(before, tup, blk, off)
+		if err == nil {
+			line = fmt.Appendf(line[:0], "UPDATE %s SET ", before.Name())
+			for n, i := range a.restore {
+				if n > 0 {
+					line = append(line, ", "...)
+				}
+				line = append(line, table.QuoteIdent(before.Table.Columns[i].Attribute.Name)...)
+				line = append(line, " = "...)
+				if line, err = f.literal(line, before, row, i); err != nil {
+					break
+				}
+			}
+		}
+		if err == nil {
+			if line, err = f.appendWhere(line, before, row); err == nil {
+				line = append(line, ";\n"...)
+			}
+		}
+		if err != nil {
+			failed = err
+			return errStop
+		}
+		_, err = bw.Write(line)
+		return err
+	})
+	if failed != nil {
+		fail(&Change{LSN: res.CommitLSN, Op: Update, Rel: before}, failed)
+		return nil
+	}
+	return err
+}
+
+// inBefore gives a version of rel, a table the transaction altered, in
+// the columns of rel.Before, by attribute number: a column its layout
+// lacks (dropped by the transaction) is Unknown.
+func inBefore(rel *Relation, row *Row) *Row {
+	if row == nil || row.Rel == rel.Before {
+		return row
+	}
+	bf := rel.Before
+	at := map[int16]int{}
+	for i, c := range rel.Table.Columns {
+		at[c.Attribute.Num] = i
+	}
+	n := len(bf.Table.Columns)
+	out := &Row{Block: row.Block, Offset: row.Offset, Values: make([][]byte, n), Nulls: make([]bool, n)}
+	for i, c := range bf.Table.Columns {
+		j, ok := at[c.Attribute.Num]
+		if !ok || row.Unknown != nil && row.Unknown[j] {
+			if out.Unknown == nil {
+				out.Unknown = make([]bool, n)
+			}
+			out.Nulls[i], out.Unknown[i] = true, true
+			continue
+		}
+		out.Values[i], out.Nulls[i] = row.Values[j], row.Nulls[j]
+	}
+	return out
+}
+
+func unknown(row *Row, i int) bool { return row.Unknown != nil && row.Unknown[i] }
 
 // MaxMissingComments is how many changes that could not be decoded the
 // undo script names in a "-- MISSING:" comment each; past them it counts.
@@ -319,7 +408,9 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		lsn xlog.LSN
 		rel *Relation
 	}
+	inPlace := map[*Relation]bool{}
 	for _, a := range res.alters {
+		inPlace[a.rel] = a.inPlace && a.cannot == ""
 		if err := f.writeRestore(bw, res, a, fail); err != nil {
 			return err
 		}
@@ -330,18 +421,28 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		if err != nil {
 			return err
 		}
-		if c.Rel.Created || c.Rel.Before != nil {
-			continue // dropped below, rows and all; put back as a whole above
+		if c.Rel.Created {
+			continue // dropped below, rows and all
+		}
+		// a table the transaction altered: put back as a whole above, or
+		// in place: its definition is back, its rows' changes undone in
+		// the columns of before
+		rel, old, nw := c.Rel, c.Old, c.New
+		if c.Rel.Before != nil {
+			if !inPlace[c.Rel] {
+				continue
+			}
+			rel, old, nw = c.Rel.Before, inBefore(c.Rel, c.Old), inBefore(c.Rel, c.New)
 		}
 		if c.Op == Truncate || c.Op == Drop {
 			if k := (emptiedKey{c.Op, c.LSN, c.Rel}); k != group {
 				group, groupFailed = k, false
 				line = line[:0]
 				if c.Op == Drop {
-					line = fmt.Appendf(line, "-- %s was dropped at %s: created again with its columns (constraints, indexes, defaults and grants are not)\n", c.Rel.Name(), c.LSN)
-					line = append(line, c.Rel.Table.CreateTable(c.Rel.Name(), nil)...)
+					line = fmt.Appendf(line, "-- %s was dropped at %s: created again with its columns (constraints, indexes, defaults and grants are not)\n", rel.Name(), c.LSN)
+					line = append(line, rel.Table.CreateTable(rel.Name(), nil)...)
 				} else {
-					line = fmt.Appendf(line, "-- %s was truncated at %s: its %d rows inserted back\n", c.Rel.Name(), c.LSN, c.groupSize)
+					line = fmt.Appendf(line, "-- %s was truncated at %s: its %d rows inserted back\n", rel.Name(), c.LSN, c.groupSize)
 				}
 				bw.Write(line)
 			}
@@ -352,7 +453,7 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 				fail(c, c.Err)
 				continue
 			}
-			line, err = f.appendInsert(line[:0], c.Rel, c.Old)
+			line, err = f.appendInsert(line[:0], rel, old)
 			if err != nil {
 				// a value that cannot be written: the rest of the
 				// table's rows are left out with it
@@ -371,35 +472,39 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		line = line[:0]
 		switch c.Op {
 		case Insert:
-			line = fmt.Appendf(line, "DELETE FROM %s", c.Rel.Name())
-			if line, err = f.appendWhere(line, c.Rel, c.New); err == nil {
+			line = fmt.Appendf(line, "DELETE FROM %s", rel.Name())
+			if line, err = f.appendWhere(line, rel, nw); err == nil {
 				line = append(line, ";\n"...)
 			}
 		case Delete:
-			line, err = f.appendInsert(line, c.Rel, c.Old)
+			line, err = f.appendInsert(line, rel, old)
 		case Update:
-			line = fmt.Appendf(line, "UPDATE %s SET ", c.Rel.Name())
+			line = fmt.Appendf(line, "UPDATE %s SET ", rel.Name())
 			n := 0
-			for k := range c.Rel.Table.Columns {
-				if c.Old.Nulls[k] == c.New.Nulls[k] && bytes.Equal(c.Old.Values[k], c.New.Values[k]) || c.Rel.Table.Columns[k].Attribute.Generated != 0 {
+			for k := range rel.Table.Columns {
+				// a column the old version lacks (dropped by the
+				// transaction before it wrote that version) is set back
+				// by an earlier change's undo; one the new version lacks
+				// is set from the old one
+				if unknown(old, k) || !unknown(nw, k) && old.Nulls[k] == nw.Nulls[k] && bytes.Equal(old.Values[k], nw.Values[k]) || rel.Table.Columns[k].Attribute.Generated != 0 {
 					continue
 				}
 				if n > 0 {
 					line = append(line, ", "...)
 				}
 				n++
-				line = append(line, table.QuoteIdent(c.Rel.Table.Columns[k].Attribute.Name)...)
+				line = append(line, table.QuoteIdent(rel.Table.Columns[k].Attribute.Name)...)
 				line = append(line, " = "...)
-				if line, err = f.literal(line, c.Rel, c.Old, k); err != nil {
+				if line, err = f.literal(line, rel, old, k); err != nil {
 					break
 				}
 			}
 			if n == 0 {
-				line = fmt.Appendf(line[:0], "-- %s at %s: an update that changed no column\n", c.Rel.Name(), c.LSN)
+				line = fmt.Appendf(line[:0], "-- %s at %s: an update that changed no column\n", rel.Name(), c.LSN)
 				break
 			}
 			if err == nil {
-				if line, err = f.appendWhere(line, c.Rel, c.New); err == nil {
+				if line, err = f.appendWhere(line, rel, nw); err == nil {
 					line = append(line, ";\n"...)
 				}
 			}
@@ -409,6 +514,12 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 			continue
 		}
 		bw.Write(line)
+	}
+	for _, a := range res.alters {
+		for _, st := range a.notNull {
+			bw.WriteString(st)
+			bw.WriteByte('\n')
+		}
 	}
 	for i := len(res.Created) - 1; i >= 0; i-- {
 		name := res.Created[i]

@@ -424,12 +424,12 @@ func Open(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if rc.Hold != nil {
-		// a table the transaction altered without writing its rows (ADD
+		// a table the transaction altered without writing its rows (DROP
 		// COLUMN): the undo reads its rows of before from a file the
 		// first reading did not name; replayed again holding it
 		var more []decode.RelFileLocator
 		for _, a := range res.alters {
-			if !r.Holds(a.rel.Before.Locator) {
+			if (!a.inPlace || len(a.restore) > 0) && !r.Holds(a.rel.Before.Locator) {
 				more = append(more, a.rel.Before.Locator)
 			}
 		}
