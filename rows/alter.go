@@ -10,7 +10,8 @@ import (
 
 // alteration is a table whose definition the transaction changed, and
 // how the undo script puts it back. In place (inPlace: no column retyped,
-// and a key to find the rows by if a column was dropped): its definition
+// the table not rewritten, and a key to find the rows by if a column was
+// dropped): its definition
 // put back first (ddl), the values of a dropped column set back in every
 // row of before by its key (restore), then its rows' changes undone one
 // by one in the columns of before, and NOT NULL set back on a dropped
@@ -92,14 +93,17 @@ func undoDefinition(before, after *Relation, a *alteration) (ddl, notes []string
 	}
 	sort.Slice(nums, func(i, j int) bool { return nums[i] < nums[j] })
 	// in place unless a column is retyped, or one is dropped and the rows
-	// have no key (or the key lost a column) to set its values back by
+	// have no key (or the key lost a column) to set its values back by,
 	retyped, dropped := false, false
 	for _, n := range nums {
 		b, a := bcols[n], acols[n]
 		retyped = retyped || b != nil && a != nil && (b.TypID != a.TypID || b.TypMod != a.TypMod)
 		dropped = dropped || b != nil && a == nil
 	}
-	a.inPlace = !retyped
+	// nor if it was rewritten: a version read after the rewrite is its
+	// copy, in the layout the transaction left, without the values of a
+	// column it dropped
+	a.inPlace = !retyped && before.Locator == after.Locator
 	if dropped {
 		a.inPlace = a.inPlace && before.Key != nil
 		for _, i := range before.Key {

@@ -255,7 +255,7 @@ func (f *Format) writeRestore(bw *bufio.Writer, res *Result, a *alteration, fail
 	if a.inPlace {
 		return f.writeInPlace(bw, res, a, fail)
 	}
-	fmt.Fprintf(bw, "-- the transaction changed the definition of %s (ALTER TABLE, a column retyped, or one dropped from a table without a key): the table is emptied, its definition put back and its rows as of before the transaction inserted again (a change made to it since by another transaction is undone too)\n", before.Name())
+	fmt.Fprintf(bw, "-- the transaction changed the definition of %s (ALTER TABLE: a column retyped, the table rewritten, or a column dropped from a table without a key): the table is emptied, its definition put back and its rows as of before the transaction inserted again (a change made to it since by another transaction is undone too)\n", before.Name())
 	fmt.Fprintf(bw, "TRUNCATE %s;\n", a.rel.Name())
 	for _, s := range a.ddl {
 		bw.WriteString(s)
