@@ -51,7 +51,7 @@ const (
 	WhyNoCatalog  = "not in the catalog given"
 	WhyKeyUnknown = "the record logs the replica identity key, and which columns it holds is not known (the table's indexes are not in the catalog)"
 	WhyToast      = "an external TOAST value whose chunks the WAL read does not show"
-	WhyAdded      = "a column added later with a default: the catalog file gives its value for older rows as text only"
+	WhyAdded      = "a column added later with a default: the catalog file gives its value for older rows as text only, and the WAL read does not show its row of pg_attribute"
 	WhyDropped    = "the transaction dropped the file at its commit (TRUNCATE, DROP TABLE or a rewrite): the rows it held are not in the WAL"
 )
 
@@ -249,6 +249,50 @@ type walBuilder struct {
 	only    uint32
 	missing map[Missing]int
 	order   []Missing
+	// the attmissingval datums of the columns the catalog file gives as
+	// text only, read from the pg_attribute rows the WAL read shows
+	// (missingFromWAL); nil until read
+	walMissing map[[2]uint32][]byte
+}
+
+// missingFromWAL gives the columns of relation relid that the catalog
+// file gives attmissingval of as text only (MissingText) the datum stored
+// (desc's HasMissing and Missing), where a row of pg_attribute the WAL
+// read shows has it: the value a row stored before the column was added
+// reads as. attmissingval is set once, by the ADD COLUMN (a rewrite
+// clears it with atthasmissing, and the file then has no text), so any
+// version of the row that has it holds the file's value.
+func (w *walBuilder) missingFromWAL(relid uint32, desc []tuple.Attr) {
+	if len(w.cat.MissingText) == 0 {
+		return
+	}
+	if w.walMissing == nil {
+		w.walMissing = map[[2]uint32][]byte{}
+		db := w.cat.DatabaseOID
+		loc := decode.RelFileLocator{SpcOID: catalog.DefaultTableSpaceOID, DBOID: db, RelNumber: pgAttributeOID}
+		if m, err := w.r.RelMap(db); err == nil {
+			if fn, ok := m.FileNode(pgAttributeOID); ok {
+				loc.RelNumber = fn
+			}
+		}
+		dec := catalog.NewDecoder(w.r.Version())
+		w.r.KnownTuples(loc, func(_ uint32, _ uint16, tup []byte) error {
+			a, err := dec.Attribute(tup)
+			if err != nil || !a.HasMissing || a.Missing == nil {
+				return nil
+			}
+			k := [2]uint32{a.Relid, uint32(a.Num)}
+			if _, ok := w.cat.MissingText[k]; ok {
+				w.walMissing[k] = a.Missing
+			}
+			return nil
+		})
+	}
+	for i := range desc {
+		if m, ok := w.walMissing[[2]uint32{relid, uint32(i + 1)}]; ok {
+			desc[i].HasMissing, desc[i].Missing = true, m
+		}
+	}
 }
 
 // build reads the changes twice (none kept): the TOAST chunks the
@@ -346,6 +390,7 @@ func (w *walBuilder) relation(cls *catalog.Class) (*Relation, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.missingFromWAL(cls.OID, desc)
 	rel := &Relation{Relation: rr, Table: tab, desc: desc}
 	rel.Key, rel.KeyKind = keyOf(cat, cls, tab)
 	if tc := cat.Toast(cls); tc != nil {
@@ -415,8 +460,8 @@ func (w *walBuilder) miss(rel *Relation, op Op, old bool, why string) {
 
 // decode deforms and detoasts a tuple; unknown marks the columns not to be
 // trusted (NULL in a key-only tuple), and a column the tuple lacks whose
-// value is attmissingval (given as text only by the catalog file) is
-// unknown too.
+// value is attmissingval (given as text only by the catalog file, and not
+// found by missingFromWAL) is unknown too.
 func (w *walBuilder) decode(rel *Relation, tup []byte, blk uint32, off uint16, keyOnly []int) (*Row, error) {
 	vals, h, err := tuple.Deform(nil, tup, rel.desc)
 	if err != nil {
@@ -430,7 +475,7 @@ func (w *walBuilder) decode(rel *Relation, tup []byte, blk uint32, off uint16, k
 			row.setUnknown(i)
 			continue
 		}
-		if idx >= h.Natts() {
+		if idx >= h.Natts() && (idx >= len(rel.desc) || !rel.desc[idx].HasMissing) {
 			if _, ok := w.cat.MissingText[[2]uint32{rel.Class.OID, uint32(col.Attribute.Num)}]; ok {
 				row.setUnknown(i)
 				row.addedMissing = true
