@@ -3,18 +3,23 @@
 # (`walscope export --append`) costs against the dataset's age, and how long
 # reading a 10^5-segment manifest takes (issue 29).
 #
-# Generates (once, with scripts/pgbench-archive.sh; kept in $BENCH_DIR,
-# default /tmp/walscope-append) a pgbench archive with Debian's
-# postgresql-15: 16 MB segments, wal_level replica, wal_compression lz4,
-# pgbench -i -s 10, then rounds of 60 s of the TPC-B-like script on 4
-# clients and a VACUUM FULL of pgbench_accounts until 600 MB are archived
-# (about 40 segments). A "day" is one segment of it, by index (the first day also
-# holds the segments of the initial load): PostgreSQL wrote the archive in
-# minutes, so the days are simulated by cutting the real WAL, not by its
-# commit times (all rows land in one day=... partition).
-#
-# DAY_SEGMENTS=K makes a day K segments (default 1); DAYS="1 5 10" the days
-# measured (default 1 10 30; the archive must hold K * the last of them).
+# Measures on two archives of Debian's postgresql-15 (16 MB segments,
+# wal_level replica, wal_compression lz4, pgbench -s 10 on 4 clients), each
+# generated once (scripts/pgbench-archive.sh) and kept:
+# - the dated archive ($BENCH_DATED_DIR, default /tmp/walscope-append-dated):
+#   the server's clock, shifted by libfaketime, moves a day forward before
+#   each day's 14 MB of the TPC-B-like script and pg_switch_wal(): a day is
+#   a segment and a date, as a nightly batch sees it (pgbench_dated_archive;
+#   its archive/days names each day's first segment).
+# - the one-date archive ($BENCH_DIR, default /tmp/walscope-append): rounds of
+#   60 s of the script and a VACUUM FULL of pgbench_accounts until 600 MB
+#   are archived (about 40 segments), written in minutes; a "day" is one
+#   segment of it, by index (DAY_SEGMENTS=K makes it K), so every day lands
+#   in one day=... partition: merging's worst case, every night rewriting
+#   the same day's files.
+# Day 1 also holds the segments of the initial load. DAYS="1 5 10" sets the
+# days measured (default 1 10 30); ARCHIVES="dated" (or "one-date") measures
+# one archive only.
 # For N in 1, 10 and 30: a dataset holding days 1 to N-1 (built night by
 # night, not timed), then RUNS times (default 3) each of
 #   append: export --append DATASET ARCHIVE-of-days-1..N (day N added)
@@ -32,8 +37,13 @@ set -euo pipefail
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=${BENCH_DIR:-/tmp/walscope-append}
+BD=${BENCH_DATED_DIR:-/tmp/walscope-append-dated}
 . "$root/scripts/pgbench-archive.sh"
+ds=${DAY_SEGMENTS:-1}          # segments per day (one-date archive)
+list=${DAYS:-1 10 30}          # the days measured
+maxN=${list##* }
 pgbench_archive "$B" 55499 10 4 600M "checkpoint_timeout = 120s" "wal_compression = lz4"
+pgbench_dated_archive "$BD" 55498 10 4 $((maxN + 2)) "checkpoint_timeout = 120s" "wal_compression = lz4"
 # WALSCOPE_BIN=PATH measures that binary (an older build, to compare)
 # instead of the checkout's.
 if [ -n "${WALSCOPE_BIN:-}" ]; then
@@ -42,23 +52,6 @@ else
   (cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
   ws="$B/walscope"
 fi
-cd "$B"
-mapfile -t segs < <(ls archive | grep -E '^[0-9A-F]{24}$' | sort)
-n=${#segs[@]}
-ds=${DAY_SEGMENTS:-1}          # segments per day
-list=${DAYS:-1 10 30}          # the days measured
-maxN=${list##* }
-first=$((n - ds * maxN)) # days 1..maxN: the last segments; day 1 also holds those before
-[ "$first" -ge 1 ] || { echo "only $n segments: need $((ds * maxN + 1))" >&2; exit 1; }
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "archive: $n segments of 16 MB, $(du -smL archive | cut -f1) MB; $(nproc) cores; $runs runs each; $ds segment(s) a day"
-# days K: an archive directory holding the segments of days 1..K (links).
-days() {
-  local k=$1 d="days-$1" i
-  rm -rf "$d"; mkdir "$d"
-  for ((i = 0; i < first + ds * k; i++)); do ln -s "$B/archive/${segs[$i]}" "$d/${segs[$i]}"; done
-  echo "$d"
-}
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # secs CMD...: "WALL CPU" seconds of a run, to the millisecond (bash's
 # time: /usr/bin/time's hundredths were a sixth of a 60 ms night).
@@ -68,26 +61,68 @@ secs() {
   awk '{print $1, $2 + $3}' t.txt
 }
 export WALSCOPE_NOSYNC=${WALSCOPE_NOSYNC:-0}
-for N in $list; do
-  rm -rf ds
-  for ((k = 1; k < N; k++)); do "$ws" export --append ds -q "$(days "$k")" >/dev/null 2>&1; done
-  all=$(days "$N")
-  # day N's own segments (day 1's: the initial load's too)
-  rm -rf alone-in; mkdir alone-in
-  lo=$((first + ds * (N - 1))); [ "$N" -gt 1 ] || lo=0
-  for ((i = lo; i < first + ds * N; i++)); do ln -s "$B/archive/${segs[$i]}" alone-in/; done
-  : >a.txt; : >b.txt
-  for r in $(seq "$runs"); do
-    rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
-    # shellcheck disable=SC2086 # APPEND_FLAGS: words
-    secs "$ws" export --append ds.run -q ${APPEND_FLAGS:-} "$all" >>a.txt
-    rm -rf out; secs "$ws" export --out out -q alone-in >>b.txt
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$(nproc) cores; $runs runs each"
+# measure DIR TITLE: the table for the archive DIR/archive. end[k] is the
+# index (in the sorted segment names) after day k's last segment; day 1
+# also holds every segment before it.
+measure() {
+  local A=$1 title=$2 n i k N
+  cd "$A"
+  mapfile -t segs < <(ls archive | grep -E '^[0-9A-F]{24}$' | sort)
+  n=${#segs[@]}
+  end=()
+  if [ -f archive/days ]; then
+    # the dated archive: archive/days names each day's first segment
+    mapfile -t starts < archive/days
+    [ "${#starts[@]}" -ge "$maxN" ] || { echo "$A: only ${#starts[@]} days" >&2; exit 1; }
+    local -A index=()
+    for ((i = 0; i < n; i++)); do index[${segs[$i]}]=$i; done
+    for ((k = 1; k <= maxN; k++)); do
+      if [ "$k" -lt "${#starts[@]}" ]; then end[$k]=${index[${starts[$k]}]}; else end[$k]=$n; fi
+    done
+  else
+    # the one-date archive: its last segments, DAY_SEGMENTS a day
+    local first=$((n - ds * maxN))
+    [ "$first" -ge 1 ] || { echo "only $n segments: need $((ds * maxN + 1))" >&2; exit 1; }
+    for ((k = 1; k <= maxN; k++)); do end[$k]=$((first + ds * k)); done
+  fi
+  end[0]=0
+  echo "$title: $n segments of 16 MB, $(du -smL archive | cut -f1) MB"
+  for N in $list; do
+    rm -rf ds
+    for ((k = 1; k < N; k++)); do "$ws" export --append ds -q "$(days "$k")" >/dev/null 2>&1; done
+    all=$(days "$N")
+    # day N's own segments (day 1's: the initial load's too)
+    rm -rf alone-in; mkdir alone-in
+    for ((i = ${end[$((N - 1))]}; i < ${end[$N]}; i++)); do ln -s "$A/archive/${segs[$i]}" alone-in/; done
+    : >a.txt; : >b.txt
+    for r in $(seq "$runs"); do
+      rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
+      # shellcheck disable=SC2086 # APPEND_FLAGS: words
+      secs "$ws" export --append ds.run -q ${APPEND_FLAGS:-} "$all" >>a.txt
+      rm -rf out; secs "$ws" export --out out -q alone-in >>b.txt
+    done
+    a=$(cut -d' ' -f1 a.txt | median); b=$(cut -d' ' -f1 b.txt | median)
+    acpu=$(cut -d' ' -f2 a.txt | median); bcpu=$(cut -d' ' -f2 b.txt | median)
+    printf 'day %2d (%2d batches before): append %6.3fs, the day alone %6.3fs: %.2fx; CPU %6.3fs against %6.3fs: %.2fx\n' \
+      "$N" $((N - 1)) "$a" "$b" "$(echo "$a / $b" | bc -l)" "$acpu" "$bcpu" "$(echo "$acpu / $bcpu" | bc -l)"
   done
-  a=$(cut -d' ' -f1 a.txt | median); b=$(cut -d' ' -f1 b.txt | median)
-  acpu=$(cut -d' ' -f2 a.txt | median); bcpu=$(cut -d' ' -f2 b.txt | median)
-  printf 'day %2d (%2d batches before): append %6.3fs, the day alone %6.3fs: %.2fx; CPU %6.3fs against %6.3fs: %.2fx\n' \
-    "$N" $((N - 1)) "$a" "$b" "$(echo "$a / $b" | bc -l)" "$acpu" "$bcpu" "$(echo "$acpu / $bcpu" | bc -l)"
+  rm -rf ds ds.run out alone-in days-* a.txt b.txt t.txt
+}
+# days K: an archive directory holding the segments of days 1..K (links).
+days() {
+  local k=$1 d="days-$1" i
+  rm -rf "$d"; mkdir "$d"
+  for ((i = 0; i < ${end[$k]}; i++)); do ln -s "$A/archive/${segs[$i]}" "$d/${segs[$i]}"; done
+  echo "$d"
+}
+for a in ${ARCHIVES:-dated one-date}; do
+  case $a in
+  dated) measure "$BD" "dated archive (a day a date, as nightly batches see it)" ;;
+  one-date) measure "$B" "one-date archive (every day in one day= partition: merging's worst case)" ;;
+  *) echo "ARCHIVES: dated or one-date, not $a" >&2; exit 2 ;;
+  esac
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-rm -rf ds ds.run out alone-in days-* a.txt b.txt t.txt
 (cd "$root" && go test -run XXX -bench ReadManifest -benchtime 5x ./export | grep -E '^Benchmark')

@@ -69,3 +69,81 @@ CONF
   case $secs in *[MG]) rm -rf "$B/data" ;; esac
   touch "$B/archive.done"
 }
+
+# pgbench_dated_archive DIR PORT INIT_SCALE CLIENTS DAYS [EXTRA_CONF...]
+# makes, once (DIR/archive.done marks it), a pgbench archive whose commit
+# times span DAYS real dates, one 16 MB segment a day, as a nightly batch
+# sees it: the server runs under libfaketime (Debian's libfaketime; the
+# clock is shifted, not sped up, so checkpoint_timeout and autovacuum keep
+# their real pace within a day) and its clock is set a day forward before
+# each day. `pgbench -i -s INIT_SCALE` and a checkpoint on the first date
+# (DAYS days before today), then per day: the date moves on, 1 s rounds of the TPC-B-like script on CLIENTS
+# clients run until the day's segment holds 14 MB, and pg_switch_wal()
+# ends it (the rest is the switch's padding; the day's timed checkpoint
+# comes with the jump of the clock). DIR/archive/days lists each day's first segment, in order (a round
+# that overruns its segment makes a day of two; the list says so). Sets
+# $bin. Run as root.
+pgbench_dated_archive() {
+  local B=$1 port=$2 scale=$3 clients=$4 days=$5
+  shift 5
+  bench_tools
+  local ft
+  ft=$(ls /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 2>/dev/null || true)
+  if [ -z "$ft" ]; then
+    apt-get update -qq && apt-get install -y -qq libfaketime >/dev/null
+    ft=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+  fi
+  mkdir -p "$B"
+  [ -f "$B/archive.done" ] && return 0
+  rm -rf "$B/data" "$B/archive" "$B/sock"; mkdir -p "$B/archive" "$B/sock"
+  echo "-${days}d" >"$B/faketime"
+  chown -R postgres "$B"
+  # the server's processes read the shift from $B/faketime (re-read every
+  # second); pgbench and psql keep the real clock
+  local env="LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE=$B/faketime FAKETIME_CACHE_DURATION=1"
+  local as="su postgres -s /bin/bash -c"
+  $as "env $env $bin/initdb -D $B/data -A trust -U postgres >$B/initdb.log"
+  {
+    cat <<CONF
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$B/sock'
+wal_level = replica
+archive_mode = on
+archive_command = 'cp %p $B/archive/%f'
+max_wal_size = 4GB
+CONF
+    local line
+    for line in "$@"; do echo "$line"; done
+  } >> "$B/data/postgresql.conf"
+  trap 'su postgres -s /bin/bash -c "$bin/pg_ctl -D '"$B"'/data -m fast -w stop" >/dev/null 2>&1 || true' EXIT
+  $as "env $env $bin/pg_ctl -D $B/data -l $B/server.log -w start" >/dev/null
+  local psql="$bin/psql -h $B/sock -p $port -U postgres -Atqc"
+  $as "$bin/pgbench -h $B/sock -p $port -U postgres -i -s $scale postgres" >/dev/null 2>&1
+  $as "$psql checkpoint"
+  $as "$psql 'select pg_switch_wal()'" >/dev/null
+  local d seg f off
+  : >"$B/days"
+  for ((d = days - 1; d >= 0; d--)); do
+    # renamed into place: a process reading the file while it is
+    # rewritten would find it empty and take the real clock
+    echo "-${d}d" >"$B/faketime.new"; mv "$B/faketime.new" "$B/faketime"
+    sleep 1.2 # the cache's second
+    seg=
+    while :; do
+      $as "$bin/pgbench -h $B/sock -p $port -U postgres -c $clients -j 2 -T 1 postgres" >/dev/null 2>&1
+      IFS='|' read -r f off < <($as "$psql 'select * from pg_walfile_name_offset(pg_current_wal_lsn())'")
+      # the first round names the day's segment (right after a switch the
+      # current LSN is the boundary, which names the segment before)
+      [ -n "$seg" ] || { seg=$f; echo "$seg" >>"$B/days"; }
+      [ "$f" = "$seg" ] && [ "$off" -lt $((14 << 20)) ] || break
+    done
+    $as "$psql 'select pg_switch_wal()'" >/dev/null
+  done
+  sleep 5
+  $as "$bin/pg_ctl -D $B/data -m fast -w stop" >/dev/null
+  trap - EXIT
+  rm -rf "$B/data"
+  mv "$B/days" "$B/archive/days"
+  touch "$B/archive.done"
+}
