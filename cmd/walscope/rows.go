@@ -291,6 +291,11 @@ func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *pr
 	if len(res.Relations) == 0 {
 		return usageErr("transaction %d changed no table's rows: no Parquet file to write", res.XID)
 	}
+	if bf := res.Relations[0].Before; bf != nil {
+		// one set of columns per file: the versions of before are in
+		// other columns than those the transaction left
+		return usageErr("transaction %d changed the definition of table %s (ALTER TABLE): its rows are in the columns of before and in those it left, and a Parquet file has one set of columns: give --format jsonl", res.XID, bf.Name())
+	}
 	p := rows.NewParquet(res.Relations[0])
 	meta := map[string]string{"walscope.relation": res.Relations[0].Name(), "walscope.xid": fmt.Sprint(res.XID)}
 	return writeParquet(c, p.Schema, meta, bad, func(w export.RowWriter) error {
