@@ -25,14 +25,12 @@ bench_tools() {
   command -v zstd >/dev/null || { apt-get update -qq && apt-get install -y -qq zstd >/dev/null; }
 }
 
-pgbench_archive() {
-  local B=$1 port=$2 scale=$3 clients=$4 secs=$5
-  shift 5
-  bench_tools
-  mkdir -p "$B"
-  [ -f "$B/archive.done" ] && return 0
-  rm -rf "$B/data" "$B/archive" "$B/sock"; mkdir -p "$B/archive" "$B/sock"; chown -R postgres "$B"
-  su postgres -s /bin/bash -c "$bin/initdb -D $B/data -A trust -U postgres >$B/initdb.log"
+# bench_conf DIR PORT [EXTRA_CONF...] writes the archiving settings both
+# archives use (and EXTRA_CONF lines) to DIR/data/postgresql.conf, and
+# stops the server on exit, also on failure.
+bench_conf() {
+  local B=$1 port=$2
+  shift 2
   {
     cat <<CONF
 port = $port
@@ -47,6 +45,17 @@ CONF
     for line in "$@"; do echo "$line"; done
   } >> "$B/data/postgresql.conf"
   trap 'su postgres -s /bin/bash -c "$bin/pg_ctl -D '"$B"'/data -m fast -w stop" >/dev/null 2>&1 || true' EXIT
+}
+
+pgbench_archive() {
+  local B=$1 port=$2 scale=$3 clients=$4 secs=$5
+  shift 5
+  bench_tools
+  mkdir -p "$B"
+  [ -f "$B/archive.done" ] && return 0
+  rm -rf "$B/data" "$B/archive" "$B/sock"; mkdir -p "$B/archive" "$B/sock"; chown -R postgres "$B"
+  su postgres -s /bin/bash -c "$bin/initdb -D $B/data -A trust -U postgres >$B/initdb.log"
+  bench_conf "$B" "$port" "$@"
   local as="su postgres -s /bin/bash -c"
   $as "$bin/pg_ctl -D $B/data -l $B/server.log -w start" >/dev/null
   $as "$bin/pgbench -h $B/sock -p $port -U postgres -i -s $scale postgres" >/dev/null 2>&1
@@ -103,20 +112,7 @@ pgbench_dated_archive() {
   local env="LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE=$B/faketime FAKETIME_CACHE_DURATION=1"
   local as="su postgres -s /bin/bash -c"
   $as "env $env $bin/initdb -D $B/data -A trust -U postgres >$B/initdb.log"
-  {
-    cat <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$B/sock'
-wal_level = replica
-archive_mode = on
-archive_command = 'cp %p $B/archive/%f'
-max_wal_size = 4GB
-CONF
-    local line
-    for line in "$@"; do echo "$line"; done
-  } >> "$B/data/postgresql.conf"
-  trap 'su postgres -s /bin/bash -c "$bin/pg_ctl -D '"$B"'/data -m fast -w stop" >/dev/null 2>&1 || true' EXIT
+  bench_conf "$B" "$port" "$@"
   $as "env $env $bin/pg_ctl -D $B/data -l $B/server.log -w start" >/dev/null
   local psql="$bin/psql -h $B/sock -p $port -U postgres -Atqc"
   $as "$bin/pgbench -h $B/sock -p $port -U postgres -i -s $scale postgres" >/dev/null 2>&1
