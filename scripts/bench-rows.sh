@@ -1,5 +1,5 @@
 #!/bin/bash
-# scripts/bench-rows.sh [SCALE] [SECONDS]
+# scripts/bench-rows.sh [SCALE] [SECONDS]   (env: RUNS, WAL_MB, REUSE, NEW, BASELINE, WORK)
 #
 # walscope rows --xid for a transaction near the end of the WAL against
 # walscope stats over the same WAL, in one run (issue 27's speed goal:
@@ -7,8 +7,12 @@
 # autovacuum off): pgbench at scale SCALE (default 20) and a table `small`;
 # three backups by pg_basebackup -Ft: -z (base.tar.gz, the goal's case),
 # --compress=server-zstd and --compress=client-lz4; then pgbench for SECONDS
-# (default 60); near the end, one transaction deletes a tenth of small and
-# updates some pgbench_branches rows; a little more pgbench. The .tar.gz is
+# (default 60) and on, 10 s at a time, until the archive holds WAL_MB MB
+# (default 1100: issue 27 speaks of 1 GB of WAL; SECONDS alone gave 641 MB
+# on one run and 673 MB on another, the rate varies with the machine's
+# load); then, 5 s into 10 s more of pgbench, one transaction deletes a
+# tenth of small and updates some pgbench_branches rows; a little more
+# pgbench. The .tar.gz is
 # also extracted to a directory (rows without any decompression).
 #
 # Times (the median and the least of RUNS runs, default 3, taken in turns,
@@ -39,8 +43,12 @@ else
   as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base -Ft -z -X none -c fast"
   as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base-zst -Ft --compress=server-zstd -X none -c fast"
   as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base-lz4 -Ft --compress=client-lz4 -X none -c fast"
-  as "$BIN/pgbench -n -c 2 -T $SECS -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1 &
-  sleep $((SECS - 5))
+  as "$BIN/pgbench -n -c 2 -T $SECS -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
+  while [ "$(du -sm "$W/arch" | cut -f1)" -lt "${WAL_MB:-1100}" ]; do
+    as "$BIN/pgbench -n -c 2 -T 10 -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
+  done
+  as "$BIN/pgbench -n -c 2 -T 10 -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1 &
+  sleep 5
   as "$P -c \"begin; delete from small where id % 10 = 0; update pgbench_branches set filler = 'incident' where bid <= 3; select pg_current_xact_id(); commit;\"" > "$W/xid"
   wait
   as "$BIN/pgbench -n -c 2 -T 3 -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
