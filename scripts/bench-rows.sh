@@ -37,7 +37,10 @@ PORT=55481
 if [ "${REUSE:-}" = 1 ] && [ -s "$W/xid" ]; then
   if [ -n "${NEW:-}" ]; then cp "$NEW" "$W/walscope"; else (cd "$HERE" && go build -o "$W/walscope" ./cmd/walscope); fi
 else
-  bench_start "autovacuum = off"
+  # checkpoints every 30 s: full-page images keep the WAL coming (with the
+  # default 5 min, pgbench at scale 20 wrote ~30 MB a minute after its first)
+  bench_start "autovacuum = off
+checkpoint_timeout = 30s"
   as "$BIN/pgbench -i -q -s $SCALE -h $W/sock -p $PORT -U postgres postgres" >/dev/null 2>&1
   as "$P -c \"create table small (id int primary key, v text); insert into small select g, md5(g::text) from generate_series(1, 20000) g\""
   as "$BIN/pg_basebackup -h $W/sock -p $PORT -U postgres -D $W/base -Ft -z -X none -c fast"
