@@ -21,6 +21,7 @@ import (
 
 func exportCommand() *cli.Command {
 	flags := append(walFlags(), filterFlags()...)
+	flags = append(flags, serverCheckpointFlags()...)
 	flags = append(flags,
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the tables under `DIR` (DIR/<table>/...), or upload them to s3://, gs:// or azblob://bucket/prefix"},
 		&cli.StringFlag{Name: "shard", Usage: "export shard `I/N` (0 <= I < N) of the archive's segments, as one of N independent jobs writing one dataset (implies --partition-by segment-range)"},
@@ -160,11 +161,17 @@ func exportAction(c *cli.Command) error {
 	if in.opts.End != 0 && in.opts.End < cfg.EndLSN {
 		cfg.EndLSN = in.opts.End
 	}
+	ckSegs, ckTimeout, err := serverCheckpoints(c, segSize, r.Version())
+	if err != nil {
+		r.Close()
+		return err
+	}
 	err = exportFirstPass(c, in, r, &cfg)
 	r.Close()
 	if err != nil {
 		return err
 	}
+	applyServerCheckpoints(ckSegs, ckTimeout, nil, cfg.Cycles)
 
 	ex, err := export.New(cfg)
 	if err != nil {

@@ -136,6 +136,10 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	}
 	segSize := r.SegmentSize()
 	r.Close()
+	ckSegs, ckTimeout, err := serverCheckpoints(c, segSize, r.Version())
+	if err != nil {
+		return err
+	}
 	var start xlog.LSN
 	hashes := archive.NewSegmentChecksums(src)
 	var exported *exportedCheck // nil: no batch before
@@ -182,9 +186,11 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		return err
 	}
 	if last != nil {
-		if err := carryOver(&cfg, last, segSize); err != nil {
+		if err := carryOver(&cfg, last, segSize, ckSegs, ckTimeout); err != nil {
 			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
 		}
+	} else {
+		applyServerCheckpoints(ckSegs, ckTimeout, nil, cfg.Cycles)
 	}
 	cfg.Batch = m.NextID()
 	cfg.Carried = m.Names()
@@ -291,8 +297,9 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 // first records belong to, the last record time, and the checkpoints before
 // it, with which its own checkpoints' causes are classified again (the
 // spacing from the last one before, and the settings inferred from the
-// recent history, not from the night's few).
-func carryOver(cfg *export.Config, last *export.Batch, segSize uint32) error {
+// recent history, not from the night's few, then the server's settings
+// where the flags give them: ckSegs and ckTimeout, see serverCheckpoints).
+func carryOver(cfg *export.Config, last *export.Batch, segSize uint32, ckSegs int, ckTimeout time.Duration) error {
 	if last.LastTime != nil {
 		cfg.LastTime = *last.LastTime
 	}
@@ -316,6 +323,7 @@ func carryOver(cfg *export.Config, last *export.Batch, segSize uint32) error {
 	}
 	defer func() {
 		stats.Reclassify(cfg.Earlier, segSize, cfg.Cycles)
+		applyServerCheckpoints(ckSegs, ckTimeout, cfg.Earlier, cfg.Cycles)
 		if cfg.Cycles[0].Redo == carried.Redo {
 			cfg.Cycles[0].Cause = carried.Cause // as the batch before recorded it
 		}

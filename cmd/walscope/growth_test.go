@@ -91,9 +91,10 @@ func nightFiles(t testing.TB, fx string) [][]string {
 
 // appendNight runs export --append of a night's files; "nothing to
 // append" (a night whose WAL is still in the last batch's segment) is 0 too.
-func appendNight(t *testing.T, ds string, files []string) {
+func appendNight(t *testing.T, ds string, files []string, flags ...string) {
 	t.Helper()
-	_, stderr, code := walscope(t, "", append([]string{"export", "--append", ds, "--span-bytes", "1500000", "-j", "2"}, files...)...)
+	args := append([]string{"export", "--append", ds, "--span-bytes", "1500000", "-j", "2"}, flags...)
+	_, stderr, code := walscope(t, "", append(args, files...)...)
 	if code != 0 {
 		t.Fatalf("export --append %s (%d files): exit %d\n%s", ds, len(files), code, stderr)
 	}
