@@ -261,16 +261,26 @@ func (f *Format) writeRestore(bw *bufio.Writer, res *Result, a *alteration, fail
 		bw.WriteString(s)
 		bw.WriteByte('\n')
 	}
+	return f.eachRowBefore(bw, res, before, Truncate, fail, func(line []byte, row *Row) ([]byte, error) {
+		return f.appendInsert(line, before, row)
+	})
+}
+
+// eachRowBefore writes the statement appendRow appends for each row of
+// before (a table the transaction altered, as of before it) visible just
+// before the commit, in physical order. A row that cannot be decoded or
+// written fails the undo as a change of op, and the rest of the table's
+// rows are left out with it.
+func (f *Format) eachRowBefore(bw *bufio.Writer, res *Result, before *Relation, op Op, fail func(*Change, error), appendRow func(line []byte, row *Row) ([]byte, error)) error {
 	var line []byte
 	b := res.pages
 	var failed error
 	err := b.r.VisibleTuples(before.Locator, func(blk uint32, off uint16, tup []byte) error {
 		row, err := b.decodeRow(before, tup, blk, off)
 		if err == nil {
-			line, err = f.appendInsert(line[:0], before, row)
+			line, err = appendRow(line[:0], row)
 		}
 		if err != nil {
-			// the rest of the table's rows are left out with it
 			failed = err
 			return errStop
 		}
@@ -278,7 +288,7 @@ func (f *Format) writeRestore(bw *bufio.Writer, res *Result, a *alteration, fail
 		return err
 	})
 	if failed != nil {
-		fail(&Change{LSN: res.CommitLSN, Op: Truncate, Rel: before}, failed)
+		fail(&Change{LSN: res.CommitLSN, Op: op, Rel: before}, failed)
 		return nil
 	}
 	return err
@@ -300,41 +310,22 @@ func (f *Format) writeInPlace(bw *bufio.Writer, res *Result, a *alteration, fail
 		return nil
 	}
 	fmt.Fprintf(bw, "-- the values of the columns the transaction dropped, from the rows as of before it\n")
-	var line []byte
-	b := res.pages
-	var failed error
-	err := b.r.VisibleTuples(before.Locator, func(blk uint32, off uint16, tup []byte) error {
-		row, err := b.decodeRow(before, tup, blk, off)
-		if err == nil {
-			line = fmt.Appendf(line[:0], "UPDATE %s SET ", before.Name())
-			for n, i := range a.restore {
-				if n > 0 {
-					line = append(line, ", "...)
-				}
-				line = append(line, table.QuoteIdent(before.Table.Columns[i].Attribute.Name)...)
-				line = append(line, " = "...)
-				if line, err = f.literal(line, before, row, i); err != nil {
-					break
-				}
+	return f.eachRowBefore(bw, res, before, Update, fail, func(line []byte, row *Row) ([]byte, error) {
+		line = fmt.Appendf(line, "UPDATE %s SET ", before.Name())
+		for n, i := range a.restore {
+			if n > 0 {
+				line = append(line, ", "...)
+			}
+			line = append(line, table.QuoteIdent(before.Table.Columns[i].Attribute.Name)...)
+			line = append(line, " = "...)
+			var err error
+			if line, err = f.literal(line, before, row, i); err != nil {
+				return line, err
 			}
 		}
-		if err == nil {
-			if line, err = f.appendWhere(line, before, row); err == nil {
-				line = append(line, ";\n"...)
-			}
-		}
-		if err != nil {
-			failed = err
-			return errStop
-		}
-		_, err = bw.Write(line)
-		return err
+		line, err := f.appendWhere(line, before, row)
+		return append(line, ";\n"...), err
 	})
-	if failed != nil {
-		fail(&Change{LSN: res.CommitLSN, Op: Update, Rel: before}, failed)
-		return nil
-	}
-	return err
 }
 
 // inBefore gives a version of rel, a table the transaction altered, in
