@@ -23,27 +23,39 @@ func serverCheckpointFlags() []cli.Flag {
 	}
 }
 
+// givenCheckpoints returns the checkpoint settings the stream had, as
+// --checkpoint-completion-target, --current-max-wal-size and
+// --current-checkpoint-timeout give them (whatif's and export's flags),
+// over base.
+func givenCheckpoints(c *cli.Command, base whatif.CheckpointSettings) (g whatif.GivenSettings, err error) {
+	g = whatif.GivenSettings{Base: base, CompletionTarget: c.IsSet("checkpoint-completion-target")}
+	if g.CompletionTarget {
+		t := c.Float64("checkpoint-completion-target")
+		if t < 0 || t > 1 {
+			return g, usageErr("invalid value for option --checkpoint-completion-target: %v (0 to 1)", t)
+		}
+		g.Base.CompletionTarget = t
+	}
+	if v := c.String("current-max-wal-size"); v != "" {
+		if g.MaxWALSize, err = whatif.ParseSize(v); err != nil {
+			return g, usageErr("invalid value for option --current-max-wal-size: %v", err)
+		}
+	}
+	if v := c.String("current-checkpoint-timeout"); v != "" {
+		if g.Timeout, err = whatif.ParseTimeout(v); err != nil {
+			return g, usageErr("invalid value for option --current-checkpoint-timeout: %v", err)
+		}
+	}
+	return g, nil
+}
+
 // serverCheckpoints returns CheckPointSegments (from max_wal_size, for
 // the WAL's segment size and version) and checkpoint_timeout as the flags
 // give them, 0 for each not given.
 func serverCheckpoints(c *cli.Command, segSize uint32, v xlog.Version) (segs int, timeout time.Duration, err error) {
-	g := whatif.GivenSettings{Base: whatif.DefaultCheckpointSettings, CompletionTarget: c.IsSet("checkpoint-completion-target")}
-	if g.CompletionTarget {
-		t := c.Float64("checkpoint-completion-target")
-		if t < 0 || t > 1 {
-			return 0, 0, usageErr("invalid value for option --checkpoint-completion-target: %v (0 to 1)", t)
-		}
-		g.Base.CompletionTarget = t
-	}
-	if s := c.String("current-max-wal-size"); s != "" {
-		if g.MaxWALSize, err = whatif.ParseSize(s); err != nil || g.MaxWALSize == 0 {
-			return 0, 0, usageErr("invalid value for option --current-max-wal-size: %s", orZero(err, s))
-		}
-	}
-	if s := c.String("current-checkpoint-timeout"); s != "" {
-		if g.Timeout, err = whatif.ParseTimeout(s); err != nil || g.Timeout < 30*time.Second || g.Timeout > 24*time.Hour {
-			return 0, 0, usageErr("invalid value for option --current-checkpoint-timeout: %s (30s to 1d)", orZero(err, s))
-		}
+	g, err := givenCheckpoints(c, whatif.DefaultCheckpointSettings)
+	if err != nil {
+		return 0, 0, err
 	}
 	cur, _ := whatif.CurrentSettings(stats.Inferred{}, segSize, v, g)
 	if g.MaxWALSize != 0 {
@@ -53,13 +65,6 @@ func serverCheckpoints(c *cli.Command, segSize uint32, v xlog.Version) (segs int
 		timeout = cur.Timeout
 	}
 	return segs, timeout, nil
-}
-
-func orZero(err error, s string) string {
-	if err != nil {
-		return err.Error()
-	}
-	return s
 }
 
 // applyServerCheckpoints names the causes of cycles' checkpoints that the

@@ -213,12 +213,6 @@ func checkpointSettings(c *cli.Command, in *whatif.WhatIfInput) error {
 		return err
 	}
 	base := whatif.DefaultCheckpointSettings
-	if t := c.Float64("checkpoint-completion-target"); c.IsSet("checkpoint-completion-target") {
-		if t < 0 || t > 1 {
-			return usageErr("invalid value for option --checkpoint-completion-target: %v (0 to 1)", t)
-		}
-		base.CompletionTarget = t
-	}
 	var err error
 	if base.MinWALSize, err = whatif.ParseSize(c.String("min-wal-size")); err != nil {
 		return usageErr("invalid value for option --min-wal-size: %v", err)
@@ -228,16 +222,9 @@ func checkpointSettings(c *cli.Command, in *whatif.WhatIfInput) error {
 			return usageErr("invalid value for option --wal-keep-size: %v", err)
 		}
 	}
-	in.Given = whatif.GivenSettings{Base: base, CompletionTarget: c.IsSet("checkpoint-completion-target")}
-	if v := c.String("current-max-wal-size"); v != "" {
-		if in.Given.MaxWALSize, err = whatif.ParseSize(v); err != nil {
-			return usageErr("invalid value for option --current-max-wal-size: %v", err)
-		}
-	}
-	if v := c.String("current-checkpoint-timeout"); v != "" {
-		if in.Given.Timeout, err = whatif.ParseTimeout(v); err != nil {
-			return usageErr("invalid value for option --current-checkpoint-timeout: %v", err)
-		}
+	in.Given, err = givenCheckpoints(c, base)
+	if err != nil {
+		return err
 	}
 	return nil
 }
