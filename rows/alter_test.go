@@ -27,11 +27,10 @@ import (
 func TestAlterNotExact(t *testing.T) {
 	bin, client := pgtest.Need(t, 15)
 	work := pgtest.WorkDir(t, "rows-alter-", "WALSCOPE_KEEP")
-	arch, base := filepath.Join(work, "archive"), filepath.Join(work, "base")
-	os.MkdirAll(arch, 0o755)
-	pgtest.ChownPG(t, arch)
+	arch, archiving := pgtest.ArchiveDir(t, work)
+	base := filepath.Join(work, "base")
 	p := pgtest.New(t, work, "p", 15, bin, client)
-	p.InitDB(t, "", fmt.Sprintf("archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nautovacuum = off", arch))
+	p.InitDB(t, "", archiving+"autovacuum = off")
 	p.Start(t)
 	p.Query(t, `CREATE TABLE mid (id int PRIMARY KEY, a text, b int NOT NULL DEFAULT 5, c text);
 INSERT INTO mid SELECT g, 'a' || g, g * 10, 'c' || g FROM generate_series(1, 10) g;

@@ -94,11 +94,10 @@ type versionIncident struct {
 func runVersion(t *testing.T, cfg versionConfig) {
 	bin, client := pgtest.Need(t, cfg.major)
 	work := pgtest.WorkDir(t, "rows-"+cfg.name+"-", "WALSCOPE_KEEP")
-	arch, base := filepath.Join(work, "archive"), filepath.Join(work, "base")
-	os.MkdirAll(arch, 0o755)
-	pgtest.ChownPG(t, arch)
+	arch, archiving := pgtest.ArchiveDir(t, work)
+	base := filepath.Join(work, "base")
 	p := pgtest.New(t, work, "primary", cfg.major, bin, client)
-	p.InitDB(t, "", fmt.Sprintf("archive_mode = on\narchive_command = 'cp %%p %s/%%f'\nautovacuum = off\nmax_prepared_transactions = 2\n%s", arch, cfg.conf))
+	p.InitDB(t, "", archiving+"autovacuum = off\nmax_prepared_transactions = 2\n"+cfg.conf)
 	p.Start(t)
 	p.Query(t, `CREATE TABLE acct (id int PRIMARY KEY, owner text, note text);
 INSERT INTO acct SELECT g, 'owner ' || g, CASE WHEN g % 10 = 0 THEN (SELECT string_agg(md5((g * 1000 + h)::text), '') FROM generate_series(1, 100) h)

@@ -165,6 +165,19 @@ func ChownPG(t testing.TB, paths ...string) {
 	}
 }
 
+// ArchiveDir makes work/archive, a directory the server archives into, and
+// returns it with the postgresql.conf lines that archive every segment
+// there (archive_mode and archive_command, each ending in a newline).
+func ArchiveDir(t testing.TB, work string) (dir, conf string) {
+	t.Helper()
+	dir = filepath.Join(work, "archive")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ChownPG(t, dir)
+	return dir, fmt.Sprintf("archive_mode = on\narchive_command = 'cp %%p %s/%%f'\n", dir)
+}
+
 // WorkDir makes a temporary directory the postgres user may write in,
 // removed at the end of the test unless the environment variable keep is
 // "1" (then its path is logged).
