@@ -44,7 +44,12 @@ type Scenario struct {
 	touchCol int
 	redo     []xlog.LSN
 	cycle    int
-	skipXID  map[xlog.XID]bool // wal_level minimal: transactions bulk-loading new relations
+	// noData counts, when set (Spacing), the images placeInCycle dropped
+	// from blocks without data, by rmgr, record type and block id, and
+	// dataGiven the mean data lengths it gave them.
+	noData    map[[3]uint8]uint64
+	dataGiven uint64
+	skipXID   map[xlog.XID]bool // wal_level minimal: transactions bulk-loading new relations
 	newRels  map[xlog.XID]map[decode.RelFileLocator]bool
 }
 
@@ -122,6 +127,7 @@ type WhatIf struct {
 	touched   []int32
 	touchCols int
 	rows      []int32 // the record's blocks' rows, by block index
+	sr        SpacingRecord // the record, as the spacing scenarios read it
 	counting  bool    // the records are counted (at or after CountFrom)
 }
 
@@ -137,13 +143,12 @@ func (w *WhatIf) trackTouches(s *Scenario) {
 	w.touchCols++
 }
 
-// touchRows sets w.rows to the rows in w.touched of rec's blocks, adding
+// touchRows sets w.rows to the rows in w.touched of r's blocks, adding
 // those of blocks not seen before.
-func (w *WhatIf) touchRows(rec *decode.Record) {
+func (w *WhatIf) touchRows(r *SpacingRecord) {
 	w.rows = w.rows[:0]
-	for i := range rec.Blocks {
-		b := &rec.Blocks[i]
-		k := stats.BlockKey{RelKey: stats.RelKey{RelFileLocator: b.Rel, Fork: b.Fork()}, Block: b.Block}
+	for i := range r.Blocks {
+		k := r.Blocks[i].Key
 		row, ok := w.touch[k]
 		if !ok {
 			row = int32(len(w.touched) / w.touchCols)
@@ -227,10 +232,17 @@ func NewWhatIf(in WhatIfInput) *WhatIf {
 }
 
 func (s *Scenario) place(totLen uint32, rec *decode.Record, images uint64) {
-	sw := rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == 0x40
-	commit := rec.Header.Rmid == xlog.RmgrTransaction && (rec.Header.Info&0x70 == 0x00 || rec.Header.Info&0x70 == 0x30)
-	if rec.Aborted != 0 && s.layout.PageSize == uint64(rec.PageSize) {
-		s.layout.Restart(rec.LSN)
+	s.placeAt(totLen, rec.LSN, rec.Header.Rmid, rec.Header.Info, rec.Aborted != 0, rec.PageSize, images)
+}
+
+// placeAt lays out a record of totLen bytes (of resource manager id and
+// xl_info info, at stream LSN lsn, after an aborted contrecord if aborted,
+// read from WAL of pageSize pages) carrying images bytes of images.
+func (s *Scenario) placeAt(totLen uint32, lsn xlog.LSN, id xlog.RmgrID, info uint8, aborted bool, pageSize uint32, images uint64) {
+	sw := id == xlog.RmgrXLOG && info&0xF0 == 0x40
+	commit := id == xlog.RmgrTransaction && (info&0x70 == 0x00 || info&0x70 == 0x30)
+	if aborted && s.layout.PageSize == uint64(pageSize) {
+		s.layout.Restart(lsn)
 	}
 	before := s.layout.Pos()
 	s.layout.Add(totLen, sw, commit)
@@ -275,8 +287,11 @@ func (w *WhatIf) Add(rec *decode.Record) {
 		}
 	}
 	tot := rec.Header.TotLen
+	if w.touchCols > 0 || w.actualCk != nil {
+		w.sr.Set(rec)
+	}
 	if w.actualCk != nil {
-		w.actualCk.before(rec, w.Actual.layout.Pos(), w.now)
+		w.actualCk.before(&w.sr, w.Actual.layout.Pos(), w.now)
 	}
 	w.Actual.place(tot, rec, uint64(rec.FPILen))
 	if w.actualCk != nil {
@@ -284,7 +299,7 @@ func (w *WhatIf) Add(rec *decode.Record) {
 	}
 	w.sizeImages(rec)
 	if w.touchCols > 0 {
-		w.touchRows(rec)
+		w.touchRows(&w.sr)
 	}
 	for _, s := range w.Scenarios {
 		switch s.Setting {
@@ -293,9 +308,9 @@ func (w *WhatIf) Add(rec *decode.Record) {
 		case "full_page_writes":
 			w.placeWithout(s, rec, func(b *decode.BlockRef) bool { return !forcedImage(rec, b) })
 		case "checkpoint_distance":
-			w.placeCheckpoint(s, rec)
+			w.placeCheckpoint(s, &w.sr)
 		case "max_wal_size", "checkpoint_timeout", "max_wal_size+checkpoint_timeout":
-			w.placeSettings(s, rec)
+			w.placeSettings(s, &w.sr)
 		case "xlog_blcksz":
 			s.place(tot, rec, uint64(rec.FPILen))
 		case "wal_level":
@@ -375,12 +390,21 @@ func (w *WhatIf) placeCompressed(s *Scenario, rec *decode.Record) {
 // its image header and bytes out, the block data such a block carries
 // without an image in (learnt from the stream) where it carried none.
 func (w *WhatIf) withoutImage(tot uint32, rec *decode.Record, b *decode.BlockRef) uint32 {
-	hdr := imageHeader(b.Compression != decode.CompressNone, b.HoleLength > 0)
+	tot, _ = w.dropImage(tot, rec.Header.Rmid, rec.Header.Info, b.ID, b.ImageLen, imageHeader(b.Compression != decode.CompressNone, b.HoleLength > 0), b.DataLen)
+	return tot
+}
+
+// dropImage returns the record length tot without an image of imageLen
+// bytes and hdr header bytes, of block id of a record of resource manager
+// rmid and xl_info info, whose block carried dataLen bytes of data beside
+// it; and the data it gives the block (the mean of the stream's image-less
+// references of that key, where it carried none).
+func (w *WhatIf) dropImage(tot uint32, rmid xlog.RmgrID, info uint8, id uint8, imageLen uint16, hdr uint32, dataLen uint16) (uint32, uint32) {
 	data := uint32(0)
-	if b.DataLen == 0 {
-		data = w.in.DataLen[[3]uint8{uint8(rec.Header.Rmid), rec.Header.Info & 0xF0, b.ID}]
+	if dataLen == 0 {
+		data = w.in.DataLen[[3]uint8{uint8(rmid), info & 0xF0, id}]
 	}
-	return tot - uint32(b.ImageLen) - hdr + data
+	return tot - uint32(imageLen) - hdr + data, data
 }
 
 // placeWithout places the record with the images drop says go, each replaced
@@ -401,24 +425,24 @@ func (w *WhatIf) placeWithout(s *Scenario, rec *decode.Record, drop func(*decode
 
 // placeCheckpoint: an image is needed at the first change of each block
 // after each simulated redo point, and only then.
-func (w *WhatIf) placeCheckpoint(s *Scenario, rec *decode.Record) {
-	for s.cycle+1 < len(s.redo) && rec.LSN >= s.redo[s.cycle+1] {
+func (w *WhatIf) placeCheckpoint(s *Scenario, r *SpacingRecord) {
+	for s.cycle+1 < len(s.redo) && r.LSN >= s.redo[s.cycle+1] {
 		s.cycle++
 	}
 	cyc := s.cycle
-	if len(s.redo) == 0 || rec.LSN < s.redo[0] {
+	if len(s.redo) == 0 || r.LSN < s.redo[0] {
 		cyc = -1
 	}
-	w.placeInCycle(s, rec, cyc)
+	w.placeInCycle(s, r, cyc)
 }
 
-// placeInCycle places rec with the images a redo point starting simulated
+// placeInCycle places r with the images a redo point starting simulated
 // cycle cyc (-1: before the first) asks for.
-func (w *WhatIf) placeInCycle(s *Scenario, rec *decode.Record, cyc int) {
-	tot := rec.Header.TotLen
-	images := uint64(rec.FPILen)
-	for i := range rec.Blocks {
-		b := &rec.Blocks[i]
+func (w *WhatIf) placeInCycle(s *Scenario, r *SpacingRecord, cyc int) {
+	tot := r.TotLen
+	images := uint64(r.FPILen)
+	for i := range r.Blocks {
+		b := &r.Blocks[i]
 		t := &w.touched[int(w.rows[i])*w.touchCols+s.touchCol]
 		last := *t
 		*t = int32(cyc)
@@ -426,15 +450,20 @@ func (w *WhatIf) placeInCycle(s *Scenario, rec *decode.Record, cyc int) {
 		first := !seen || last != int32(cyc)
 		// Whole pages logged on purpose (XLOG FPI) and consistency-check
 		// images do not depend on checkpoints; hint-bit images do.
-		wholePage := rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == 0xB0
-		if b.WillInit() || b.HasImage && (wholePage || !b.Apply) {
+		wholePage := r.Rmid == xlog.RmgrXLOG && r.Info&0xF0 == 0xB0
+		if b.WillInit || b.HasImage && (wholePage || !b.Apply) {
 			continue
 		}
 		switch {
 		case b.HasImage && !first:
 			// The simulated checkpoints are further apart: no image.
-			tot = w.withoutImage(tot, rec, b)
+			var data uint32
+			tot, data = w.dropImage(tot, r.Rmid, r.Info, b.ID, b.ImageLen, imageHeader(b.Compressed, b.Hole), b.DataLen)
 			images -= uint64(b.ImageLen)
+			if s.noData != nil && b.DataLen == 0 {
+				s.noData[[3]uint8{uint8(r.Rmid), r.Info & 0xF0, b.ID}]++
+				s.dataGiven += uint64(data)
+			}
 		case !b.HasImage && first && seen && cyc >= 0:
 			// A closer redo point: this change needs an image, of the mean
 			// size, its data then omitted.
@@ -446,7 +475,7 @@ func (w *WhatIf) placeInCycle(s *Scenario, rec *decode.Record, cyc int) {
 			images += uint64(add)
 		}
 	}
-	s.place(tot, rec, images)
+	s.placeAt(tot, r.LSN, r.Rmid, r.Info, r.Aborted, r.PageSize, images)
 }
 
 // placeLevel drops what only a higher wal_level writes. For replica (from

@@ -68,6 +68,7 @@ type checkpointer struct {
 	endRecord bool                    // a simulated checkpoint ended: its record goes before the next
 	replay    bool                    // the stream's own checkpoints, all kept where they were
 	countFrom int                     // Redo[countFrom:] began where the results count (WhatIfInput.CountFrom)
+	lastAt    xlog.LSN                // the stream LSN the last checkpoint before Redo's began at (Spacing's carried state)
 }
 
 func newCheckpointer(set CheckpointSettings, in *WhatIfInput, replay bool) *checkpointer {
@@ -147,7 +148,7 @@ func (c *checkpointer) account(pos xlog.LSN) {
 // before runs the triggers due before the stream record rec is placed at
 // scenario position pos, at time now (the last the WAL told), and reports
 // whether the record is a checkpoint record the scenario does not write.
-func (c *checkpointer) before(rec *decode.Record, pos xlog.LSN, now time.Time) (skip bool) {
+func (c *checkpointer) before(rec *SpacingRecord, pos xlog.LSN, now time.Time) (skip bool) {
 	c.lastPos = pos
 	if c.running && c.spread {
 		frac := float64(pos-c.redo) / float64(c.segSize) / float64(c.cps)
@@ -185,11 +186,11 @@ func (c *checkpointer) before(rec *decode.Record, pos xlog.LSN, now time.Time) (
 	if c.pending && !c.running {
 		c.begin(rec.LSN, pos, now, stats.CauseWAL)
 	}
-	if rec.Header.Rmid == xlog.RmgrXLOG && c.drop[rec.LSN] {
+	if rec.Rmid == xlog.RmgrXLOG && c.drop[rec.LSN] {
 		return true
 	}
-	if rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xE0 == 0x00 { // CHECKPOINT_SHUTDOWN, _ONLINE
-		c.ckLen = rec.Header.TotLen
+	if rec.Rmid == xlog.RmgrXLOG && rec.Info&0xE0 == 0x00 { // CHECKPOINT_SHUTDOWN, _ONLINE
+		c.ckLen = rec.TotLen
 	}
 	return false
 }
@@ -246,7 +247,7 @@ func (w *WhatIf) Span() (first, last time.Time) { return w.first, w.now }
 // simulated checkpointer first (a checkpoint that ends writes its record
 // before rec; the stream's time and WAL checkpoint records are not
 // written), then rec with the images its simulated cycle asks for.
-func (w *WhatIf) placeSettings(s *Scenario, rec *decode.Record) {
+func (w *WhatIf) placeSettings(s *Scenario, rec *SpacingRecord) {
 	c := s.ck
 	skip := c.before(rec, s.layout.Pos(), w.now)
 	if c.endRecord {
