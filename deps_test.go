@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"catalog":              {"xlog", "decode", "tuple"}, // system catalogs per version, relation mapper files
 	"heap":                 {"xlog", "decode", "rmgr"},  // heap pages: redo per version, heap_mask, page items
 
-	"rows":    {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup", "replay", "table", "typeout", "export"}, // the rows one transaction changed, and the SQL undoing it (issue 27)
+	"rows":    {"xlog", "xlog/stream", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup", "replay", "table", "typeout", "export"}, // the rows one transaction changed, and the SQL undoing it (issue 27)
 	"typeout": {"xlog", "decode", "tuple", "catalog"},                                                                                // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
 
 	// Object stores (issue 14): the clients, imported by the command only;

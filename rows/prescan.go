@@ -8,6 +8,7 @@ import (
 	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 // prescan reads the WAL from the backup's start to the transaction's end
@@ -24,75 +25,161 @@ import (
 func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, ok bool, err error) {
 	opts := cfg.Options
 	opts.Start = cfg.Backup.StartLSN()
-	rd, err := xlog.NewReader(cfg.WAL, opts)
+	found, err := prescanWAL(cfg.WAL, opts, int(cfg.Backup.BlockSize()), cfg.XID, prescanSpanBytes)
+	if err != nil || found == nil {
+		return nil, nil, false, err
+	}
+	toast, err := replay.ToastFiles(cfg.Backup, found.version)
 	if err != nil {
-		return nil, nil, false, nil // the replay reports it, positioned
+		return nil, nil, false, err
 	}
-	defer rd.Close()
-	dec := decode.NewDecoder(int(cfg.Backup.BlockSize()))
-	files := map[xlog.XID]map[decode.RelFileLocator]bool{}
-	x := cfg.XID
-	for {
-		rec, err := rd.Next()
-		if err != nil {
-			// the end of the WAL, a gap, damage: the replay reads the same
-			// WAL and says what it is, positioned
-			return nil, nil, false, nil
-		}
-		d, err := dec.Decode(rec)
-		if err != nil {
-			return nil, nil, false, nil
-		}
-		switch d.Header.Rmid {
-		case xlog.RmgrHeap, xlog.RmgrHeap2:
-			xid := d.Header.XID
-			if xid == 0 || int32(uint32(xid)-uint32(x)) < 0 {
-				continue
-			}
-			for i := range d.Blocks {
-				b := &d.Blocks[i]
-				if b.Fork() != decode.ForkMain {
-					continue
-				}
-				m := files[xid]
-				if m == nil {
-					m = map[decode.RelFileLocator]bool{}
-					files[xid] = m
-				}
-				m[b.Rel] = true
-			}
-		case xlog.RmgrTransaction:
-			e, isEnd := rmgr.XactEnd(d)
-			if !isEnd {
-				continue
-			}
-			if e.XID != x {
-				if e.Commit && slices.Contains(e.Subxacts, x) {
-					return nil, nil, false, fmt.Errorf("transaction %d is a subtransaction of %d, which committed at %s: %w (give --xid %d)", x, e.XID, d.LSN, ErrSubtransaction, e.XID)
-				}
-				delete(files, e.XID)
-				for _, s := range e.Subxacts {
-					delete(files, s)
-				}
-				continue
-			}
-			hold = map[decode.RelFileLocator]bool{}
-			for _, id := range append([]xlog.XID{x}, e.Subxacts...) {
-				for f := range files[id] {
-					hold[f] = true
-				}
-			}
-			for _, f := range e.DroppedRels {
-				hold[f] = true
-			}
-			toast, err := replay.ToastFiles(cfg.Backup, xlog.Version(rd.Version()))
-			if err != nil {
-				return nil, nil, false, err
-			}
-			for _, f := range toast {
-				hold[f] = true
-			}
-			return hold, append([]xlog.XID{}, e.Subxacts...), true, nil
-		}
+	for _, f := range toast {
+		found.hold[f] = true
 	}
+	return found.hold, found.subxacts, true, nil
 }
+
+// prescanSpanBytes is the WAL one span of the prescan's parallel reading
+// covers (0: the engine's default); the tests cut the fixtures' few
+// segments into spans of one.
+var prescanSpanBytes = 0
+
+// prescanFound is what the prescan found at the transaction's end record.
+type prescanFound struct {
+	hold     map[decode.RelFileLocator]bool // its files, its committed subtransactions' and those it drops
+	subxacts []xlog.XID
+	version  xlog.Version
+}
+
+// prescanWAL is the prescan's reading, on every core (xlog/stream): each
+// span gathers, for the heap records of transactions x or later, the
+// files per xid, and forgets those of the transactions whose end it reads;
+// the spans are merged in WAL order into the same sets one reader going
+// through the whole stream keeps (prescan_test.go's reference), up to x's
+// end record, after which nothing more is read. Memory: per span, the
+// files of the transactions x or later still open at its end and the xids
+// of those it saw end. It returns nil, nil when x's end was not read (the
+// end of the WAL, a gap, damage: the replay reads the same WAL and says
+// what it is, positioned), and ErrSubtransaction when a commit lists x as
+// a subtransaction before any end of x.
+func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, spanBytes int) (*prescanFound, error) {
+	s, err := stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes})
+	if err != nil {
+		return nil, nil // the replay reports it, positioned
+	}
+	open := map[xlog.XID]map[decode.RelFileLocator]bool{} // the merged spans' files of transactions still open
+	var last *prescanPart                                   // the part that read x's end (or its commit as a subtransaction)
+	res, err := stream.Run(s, stream.Job[*prescanPart]{
+		NewPart: func(stream.SpanInfo) *prescanPart {
+			return &prescanPart{x: x, dec: decode.NewDecoder(blockSize), files: map[xlog.XID]map[decode.RelFileLocator]bool{}}
+		},
+		Record: (*prescanPart).record,
+		Merge: func(p *prescanPart) error {
+			for _, y := range p.ended {
+				delete(open, y)
+			}
+			for y, m := range p.files {
+				if have := open[y]; have != nil {
+					for f := range m {
+						have[f] = true
+					}
+				} else {
+					open[y] = m
+				}
+			}
+			if p.subErr != nil || p.end != nil {
+				last = p
+			}
+			return nil
+		},
+	})
+	if err != nil || last == nil || res.Err != nil {
+		return nil, nil
+	}
+	if last.subErr != nil {
+		return nil, last.subErr
+	}
+	hold := map[decode.RelFileLocator]bool{}
+	for _, id := range append([]xlog.XID{x}, last.end.Subxacts...) {
+		for f := range open[id] {
+			hold[f] = true
+		}
+	}
+	for _, f := range last.end.DroppedRels {
+		hold[f] = true
+	}
+	return &prescanFound{hold: hold, subxacts: append([]xlog.XID{}, last.end.Subxacts...), version: s.Version()}, nil
+}
+
+// prescanPart is one span's part of the prescan.
+type prescanPart struct {
+	x     xlog.XID
+	dec   *decode.Decoder
+	files map[xlog.XID]map[decode.RelFileLocator]bool // per xid x or later, the main-fork files its heap records in this span change, since its end if the span read one
+	ended []xlog.XID                                  // the xids x or later whose end (or whose top-level transaction's) the span read, in WAL order
+	// x's end record, or the error naming the commit that lists x as a
+	// subtransaction: the span stopped there
+	end    *rmgr.XactEndInfo
+	subErr error
+}
+
+// record is a Job's Record: a record that does not decode ends the
+// reading (the replay says what it is).
+func (p *prescanPart) record(rec *xlog.Record) error {
+	d, err := p.dec.Decode(rec)
+	if err != nil {
+		return err
+	}
+	x := p.x
+	switch d.Header.Rmid {
+	case xlog.RmgrHeap, xlog.RmgrHeap2:
+		xid := d.Header.XID
+		if xid == 0 || !atOrAfter(xid, x) {
+			return nil
+		}
+		for i := range d.Blocks {
+			b := &d.Blocks[i]
+			if b.Fork() != decode.ForkMain {
+				continue
+			}
+			m := p.files[xid]
+			if m == nil {
+				m = map[decode.RelFileLocator]bool{}
+				p.files[xid] = m
+			}
+			m[b.Rel] = true
+		}
+	case xlog.RmgrTransaction:
+		e, isEnd := rmgr.XactEnd(d)
+		if !isEnd {
+			return nil
+		}
+		if e.XID == x {
+			p.end = &e
+			return stream.ErrStop
+		}
+		if e.Commit && slices.Contains(e.Subxacts, x) {
+			p.subErr = fmt.Errorf("transaction %d is a subtransaction of %d, which committed at %s: %w (give --xid %d)", x, e.XID, d.LSN, ErrSubtransaction, e.XID)
+			return stream.ErrStop
+		}
+		p.forget(e.XID)
+		for _, s := range e.Subxacts {
+			p.forget(s)
+		}
+	}
+	return nil
+}
+
+// forget drops an ended transaction's files: it can change no more rows.
+// An earlier span may hold some too: the merge drops them there.
+func (p *prescanPart) forget(xid xlog.XID) {
+	if !atOrAfter(xid, p.x) {
+		return // never gathered
+	}
+	delete(p.files, xid)
+	p.ended = append(p.ended, xid)
+}
+
+// atOrAfter says whether xid is x or later, modulo 2^32 as
+// TransactionIdFollowsOrEquals (transam.c) compares normal xids.
+func atOrAfter(xid, x xlog.XID) bool { return int32(uint32(xid)-uint32(x)) >= 0 }
