@@ -48,8 +48,9 @@ const SpecialSuffix = "_special"
 // ErrNotUTF8 is the sentinel of a text value that is not UTF-8 in a
 // database whose encoding says it is: Parquet strings are UTF-8. Text of a
 // database in another encoding is converted (typeout.AppendUTF8: the
-// single-byte encodings as the server converts them; an error wrapping
-// typeout.ErrNoEquivalent or ErrEncodingNotConverted otherwise).
+// single-byte and EUC encodings as the server converts them; an error
+// wrapping typeout.ErrNoEquivalent, ErrInvalidByteSequence or
+// ErrEncodingNotConverted otherwise).
 var ErrNotUTF8 = errors.New("text is not valid UTF-8")
 
 // ErrDatumLength is the sentinel of a stored value whose length is not its

@@ -234,8 +234,9 @@ func ExampleParquetColumn_Append() {
 // TestParquetEncoding: a text column of a database in another encoding is
 // converted to UTF-8 (the mapping is the server's: typeout's
 // TestSingleByteEncodingsAgainstServer; end to end: duckdbtest's
-// TestTableParquetEncodings); a byte with no equivalent, or a multibyte
-// encoding walscope does not convert, is an error naming the encoding.
+// TestTableParquetEncodings); a character with no equivalent, or
+// MULE_INTERNAL text (which the server does not convert), is an error
+// naming the encoding.
 func TestParquetEncoding(t *testing.T) {
 	text := func(dst []byte, _ uint32, datum []byte) ([]byte, error) { return append(dst, datum...), nil }
 	for _, c := range []struct {
@@ -244,10 +245,12 @@ func TestParquetEncoding(t *testing.T) {
 		want  string
 		err   string
 	}{
-		{8, "caf\xe9", "café", ""},                   // LATIN1
-		{24, "\x80 \x93q\x94", "€ “q”", ""},          // WIN1252
-		{24, "\x81", "", "0x81 in encoding WIN1252"}, // undefined in WIN1252
-		{1, "abc", "", "EUC_JP"},                     // not converted
+		{8, "caf\xe9", "café", ""},                          // LATIN1
+		{24, "\x80 \x93q\x94", "€ “q”", ""},                 // WIN1252
+		{24, "\x81", "", "0x81 in encoding WIN1252"},        // undefined in WIN1252
+		{1, "\xa4\xa2c", "あc", ""},                          // EUC_JP
+		{1, "\xa9\xa1", "", "0xa9 0xa1 in encoding EUC_JP"}, // no equivalent (PostgreSQL 15: 22P05)
+		{7, "abc", "", "MULE_INTERNAL"},                     // no conversion on the server either
 		{6, "\xff", "", "not valid UTF-8"},
 	} {
 		cat := catalog.New(xlog.V15, 5)

@@ -21,11 +21,17 @@ const (
 
 var (
 	// ErrNoEquivalent: a character of the database's encoding has no
-	// equivalent in UTF-8 (the server's error converting it too).
+	// equivalent in UTF-8 (the server's error converting it too: SQLSTATE
+	// 22P05, untranslatable_character).
 	ErrNoEquivalent = errors.New("character has no equivalent in UTF8")
-	// ErrEncodingNotConverted: text of a multibyte encoding other than
-	// UTF8 (EUC_*, MULE_INTERNAL), or SQL_ASCII text that is not UTF-8,
-	// which walscope does not convert.
+	// ErrInvalidByteSequence: bytes that are no character of the
+	// database's encoding (the server's SQLSTATE 22021,
+	// character_not_in_repertoire).
+	ErrInvalidByteSequence = errors.New("invalid byte sequence")
+	// ErrEncodingNotConverted: text of MULE_INTERNAL, which the server
+	// does not convert to UTF8 either ("conversion between UTF8 and
+	// MULE_INTERNAL is not supported": a client cannot even connect with
+	// client_encoding UTF8), or SQL_ASCII text that is not UTF-8.
 	ErrEncodingNotConverted = errors.New("text in this database encoding is not converted to UTF-8")
 )
 
@@ -70,33 +76,90 @@ func singleByte(enc int32) *singleByteEncoding {
 // as it is (it must be valid), the single-byte encodings (LATIN1 to
 // LATIN10, the WIN and ISO_8859 ones, KOI8R, KOI8U) through the server's
 // own mapping of each byte (encoding_table.go, read from a real server),
-// SQL_ASCII as it is when it is UTF-8. An error wraps ErrNoEquivalent or
-// ErrEncodingNotConverted and names the byte.
+// the EUC encodings through the server's maps (encoding_euc.go), SQL_ASCII
+// as it is when it is UTF-8. An error names the bytes and wraps
+// ErrNoEquivalent, ErrInvalidByteSequence or ErrEncodingNotConverted
+// (MULE_INTERNAL, which the server does not convert either); dst is then
+// as it was.
 func AppendUTF8(dst, src []byte, enc int32) ([]byte, error) {
+	return appendUTF8(dst, src, enc, false)
+}
+
+// NameUTF8 returns name, an identifier stored in database encoding enc
+// (a relation's or a column's), in UTF-8 as AppendUTF8 converts it; a
+// character AppendUTF8 refuses is written as \x and the hex of its bytes
+// (the server cannot print it to a UTF8 client either), so that a
+// Parquet file, whose names are UTF-8, can still be written.
+func NameUTF8(name string, enc int32) string {
+	if enc == EncodingUTF8 && utf8.ValidString(name) {
+		return name
+	}
+	b, _ := appendUTF8(nil, []byte(name), enc, true)
+	return string(b)
+}
+
+func appendUTF8(dst, src []byte, enc int32, escape bool) ([]byte, error) {
 	switch enc {
 	case EncodingUTF8, EncodingSQLASCII:
-		if !utf8.Valid(src) {
-			if enc == EncodingUTF8 {
-				return dst, fmt.Errorf("invalid byte sequence for encoding UTF8: %w", ErrNoEquivalent)
-			}
-			return dst, fmt.Errorf("SQL_ASCII text that is not UTF-8: %w", ErrEncodingNotConverted)
+		if utf8.Valid(src) {
+			return append(dst, src...), nil
 		}
-		return append(dst, src...), nil
+		if escape {
+			return appendEscaped(dst, src, true), nil
+		}
+		if enc == EncodingUTF8 {
+			return dst, fmt.Errorf("invalid byte sequence for encoding UTF8: %w", ErrInvalidByteSequence)
+		}
+		return dst, fmt.Errorf("SQL_ASCII text that is not UTF-8: %w", ErrEncodingNotConverted)
+	case EncodingMuleInternal:
+		if escape {
+			return appendEscaped(dst, src, false), nil
+		}
+		return dst, fmt.Errorf("conversion between MULE_INTERNAL and UTF8 is not supported: %w", ErrEncodingNotConverted)
+	}
+	if e := eucEncodingOf(enc); e != nil {
+		return appendEUC(dst, src, e, escape)
 	}
 	sb := singleByte(enc)
 	if sb == nil {
+		if escape {
+			return appendEscaped(dst, src, false), nil
+		}
 		return dst, fmt.Errorf("%s: %w", EncodingName(enc), ErrEncodingNotConverted)
 	}
+	start := len(dst)
 	for _, c := range src {
 		if c < 0x80 {
 			dst = append(dst, c)
 			continue
 		}
 		r := sb.high[c-0x80]
-		if r == 0 {
-			return dst, fmt.Errorf("character with byte sequence 0x%02x in encoding %s: %w", c, sb.name, ErrNoEquivalent)
+		switch {
+		case r != 0:
+			dst = utf8.AppendRune(dst, rune(r))
+		case escape:
+			dst = fmt.Appendf(dst, `\x%02x`, c)
+		default:
+			return dst[:start], fmt.Errorf("character with byte sequence 0x%02x in encoding %s: %w", c, sb.name, ErrNoEquivalent)
 		}
-		dst = utf8.AppendRune(dst, rune(r))
 	}
 	return dst, nil
+}
+
+// appendEscaped appends src with its bytes that are not ASCII (with
+// keepUTF8, not UTF-8) written as \x and their hex.
+func appendEscaped(dst, src []byte, keepUTF8 bool) []byte {
+	for len(src) > 0 {
+		r, n := rune(src[0]), 1
+		if keepUTF8 && r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(src)
+		}
+		if (r == utf8.RuneError && n == 1) || (!keepUTF8 && r >= utf8.RuneSelf) {
+			dst = fmt.Appendf(dst, `\x%02x`, src[0])
+		} else {
+			dst = append(dst, src[:n]...)
+		}
+		src = src[n:]
+	}
+	return dst
 }

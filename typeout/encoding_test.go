@@ -127,11 +127,14 @@ func TestAppendUTF8(t *testing.T) {
 		want string
 		err  error
 	}{
-		{"caf\xe9", 8, "café", nil}, // LATIN1
-		{"ok", 1, "", ErrEncodingNotConverted},
+		{"caf\xe9", 8, "café", nil},                               // LATIN1
+		{"ok", EncodingMuleInternal, "", ErrEncodingNotConverted}, // no conversion on the server either
+		{"ok \xa4\xa2", 1, "ok あ", nil},                           // EUC_JP
+		{"\xa4", 1, "", ErrInvalidByteSequence},                   // a character cut short
+		{"\xa4\xa2\x00", 1, "", ErrInvalidByteSequence},           // LocalToUtf stops at a NUL
 		{"\xff", EncodingSQLASCII, "", ErrEncodingNotConverted},
 		{"é", EncodingSQLASCII, "é", nil},
-		{"\xff", EncodingUTF8, "", ErrNoEquivalent},
+		{"\xff", EncodingUTF8, "", ErrInvalidByteSequence},
 	} {
 		got, err := AppendUTF8(nil, []byte(c.in), c.enc)
 		if string(got) != c.want || !errors.Is(err, c.err) || (err == nil) != (c.err == nil) {
