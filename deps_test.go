@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
 	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format", "growth"},
-	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "internal/outfile"},
+	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "whatif", "internal/outfile"}, // whatif: the checkpoint spacing estimate of the growth aggregate
 	"growth":               {"export"}, // growth over months and a forecast, from an incremental dataset's manifests (issue 29.2)
 	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "rows", "typeout", "format", "report", "export", "growth", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},

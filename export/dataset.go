@@ -80,6 +80,9 @@ type Config struct {
 	// files with (merge.go): the small files of earlier batches, per table
 	// and day, merged with the batch's own before publishing. Nil: none.
 	Merge *MergeInput
+	// Spacing is what an append's checkpoint spacing estimate carries
+	// from the batch before (growth_checkpoints.go); nil: nothing.
+	Spacing *SpacingCarry
 	// Hook, if set, is called at each step of publishing ("staged",
 	// "published <table>", ...): tests stop an export there. An error it
 	// returns fails the export at that step.

@@ -73,6 +73,10 @@ type Growth struct {
 	// Settings estimates full_page_writes = off and the lower wal_levels
 	// by day (growth_settings.go); nil in a manifest written before it.
 	Settings *GrowthSettings `json:"settings,omitempty"`
+	// Spacing estimates max_wal_size and checkpoint_timeout by day, and
+	// carries its simulation to the next batch (growth_checkpoints.go);
+	// nil in a manifest written before it.
+	Spacing *GrowthSpacing `json:"spacing,omitempty"`
 }
 
 // GrowthRelation names a relation file as the batch's records do (the
@@ -203,6 +207,9 @@ type growthCells struct {
 	first   time.Time // the first time known in the span
 	// settings are the settings estimate's counts (growth_settings.go)
 	settings settingsTrack
+	// spacing are the span's records as the checkpoint spacing estimate
+	// replays them (growth_checkpoints.go)
+	spacing spacingSpan
 }
 
 func (g *growthCells) at(k growthKey) *GrowthCounts {
@@ -250,6 +257,7 @@ func (s *Span) addGrowth(dec *decode.Decoder, rec *decode.Record, images, imgRaw
 		s.sizeImages(dec, rec, k)
 	}
 	s.addSettings(rec, k)
+	s.addSpacing(rec, k)
 	c := s.growth.at(k)
 	c.Records++
 	c.Bytes += uint64(rec.Header.TotLen)
@@ -268,6 +276,7 @@ type growthTrack struct {
 	checkpoints []GrowthCheckpoint
 	segments    []GrowthSegment
 	sample      map[growthKey]*GrowthWhatIf
+	spacing     spacingTrack
 }
 
 // mergeGrowth takes span s's cells; before is the last time known before
@@ -285,6 +294,7 @@ func (e *Exporter) mergeGrowth(s *Span, before time.Time) {
 	}
 	g.mergeSizer(s, unixHour(before), !before.IsZero())
 	g.cells.settings.mergeSettings(&s.growth.settings, unixHour(before), !before.IsZero())
+	e.mergeSpacing(s, unixHour(before), !before.IsZero())
 }
 
 // growthSummary builds the batch's aggregate.
@@ -468,6 +478,7 @@ func (e *Exporter) growthSummary() *Growth {
 	}
 	out.WhatIf = g.whatIfDays(pendingHour, dayOfHour)
 	out.Settings = g.cells.settings.summary(pendingHour, dayOfHour)
+	out.Spacing = g.spacing.summary(pendingHour, dayOfHour, out.Settings.DataLen)
 	hk := make([]int64, 0, len(hours))
 	for h := range hours {
 		hk = append(hk, h)

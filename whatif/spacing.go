@@ -184,6 +184,16 @@ func (sp *Spacing) Add(r *SpacingRecord) {
 	}
 }
 
+// DropCheckpoint takes the stream's checkpoint record at lsn as one of a
+// checkpoint spread over its interval (time or WAL): the scenarios do not
+// write it (their own checkpointers write theirs). For a checkpoint record
+// whose cycle is not in WhatIfInput.Cycles (begun before Start).
+func (sp *Spacing) DropCheckpoint(lsn xlog.LSN) {
+	for _, s := range sp.w.Scenarios {
+		s.ck.drop[lsn] = true
+	}
+}
+
 // SpacingTotals are what a scenario counted so far.
 type SpacingTotals struct {
 	// RecordBytes are the scenario's record bytes, of which DataGiven
@@ -252,4 +262,24 @@ func (sp *Spacing) State(maxBlocks int) *SpacingState {
 		st.Blocks = append(st.Blocks, SpacingTouch{Key: k, Cycles: append([]int32(nil), cycles...)})
 	}
 	return st
+}
+
+// SpacingScenario is a checkpoint settings scenario relative to the
+// stream's settings, named as growth reports it.
+type SpacingScenario struct {
+	Name     string // max_wal_size=2x, max_wal_size=4x, checkpoint_timeout=2x
+	Settings CheckpointSettings
+}
+
+// SpacingScenarios are the scenarios of checkpoint spacing the growth
+// aggregate estimates, from the stream's settings cur: max_wal_size twice
+// and four times, checkpoint_timeout twice, rounded as WhatIf's default
+// scenarios of those values are (so that `walscope whatif` over the same
+// stream, with the same current settings, has each of them).
+func SpacingScenarios(cur CheckpointSettings, segSize uint32) []SpacingScenario {
+	m2, m4, t2 := cur, cur, cur
+	m2.MaxWALSize = roundMaxWALSize(2*cur.MaxWALSize, segSize)
+	m4.MaxWALSize = roundMaxWALSize(4*cur.MaxWALSize, segSize)
+	t2.Timeout = scaledTimeout(cur.Timeout, 2)
+	return []SpacingScenario{{"max_wal_size=2x", m2}, {"max_wal_size=4x", m4}, {"checkpoint_timeout=2x", t2}}
 }

@@ -50,7 +50,7 @@ type Scenario struct {
 	noData    map[[3]uint8]uint64
 	dataGiven uint64
 	skipXID   map[xlog.XID]bool // wal_level minimal: transactions bulk-loading new relations
-	newRels  map[xlog.XID]map[decode.RelFileLocator]bool
+	newRels   map[xlog.XID]map[decode.RelFileLocator]bool
 }
 
 // ImageSizer tells the image length PostgreSQL would store for a page under
@@ -126,9 +126,9 @@ type WhatIf struct {
 	touch     map[stats.BlockKey]int32
 	touched   []int32
 	touchCols int
-	rows      []int32 // the record's blocks' rows, by block index
+	rows      []int32       // the record's blocks' rows, by block index
 	sr        SpacingRecord // the record, as the spacing scenarios read it
-	counting  bool    // the records are counted (at or after CountFrom)
+	counting  bool          // the records are counted (at or after CountFrom)
 }
 
 // untouched marks a block a scenario has not seen change.

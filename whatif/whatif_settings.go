@@ -289,8 +289,7 @@ func (w *WhatIf) addSettingsScenarios(add func(setting, value string, pageSize u
 		stats.ApplySettings(in.Cycles, segs, timeout)
 	}
 	w.actualCk = newCheckpointer(cur, in, true)
-	seg := uint64(in.SegSize)
-	roundSize := func(b uint64) uint64 { return max((b+seg-1)/seg*seg, 2*seg) }
+	roundSize := func(b uint64) uint64 { return roundMaxWALSize(b, in.SegSize) }
 	sizes := in.MaxWALSizes
 	if sizes == nil {
 		sizes = []uint64{cur.MaxWALSize / 2, cur.MaxWALSize, 2 * cur.MaxWALSize, 4 * cur.MaxWALSize}
@@ -301,7 +300,7 @@ func (w *WhatIf) addSettingsScenarios(add func(setting, value string, pageSize u
 	times := in.Timeouts
 	if times == nil {
 		for _, k := range []float64{0.5, 1, 2, 6} {
-			times = append(times, min(max(time.Duration(float64(cur.Timeout)*k).Round(time.Second), 30*time.Second), 24*time.Hour))
+			times = append(times, scaledTimeout(cur.Timeout, k))
 		}
 	}
 	sizes, times = uniqueSorted(sizes, roundSize), uniqueSorted(times, func(d time.Duration) time.Duration { return d })
@@ -345,6 +344,19 @@ func (w *WhatIf) addSettingsScenarios(add func(setting, value string, pageSize u
 			mk("max_wal_size+checkpoint_timeout", FormatSize(set.MaxWALSize)+","+FormatTimeout(t), set)
 		}
 	}
+}
+
+// roundMaxWALSize rounds a max_wal_size scenario up to whole segments,
+// two at least.
+func roundMaxWALSize(b uint64, segSize uint32) uint64 {
+	seg := uint64(segSize)
+	return max((b+seg-1)/seg*seg, 2*seg)
+}
+
+// scaledTimeout is checkpoint_timeout d times k, in whole seconds, within
+// PostgreSQL's bounds (30 s to 1 day).
+func scaledTimeout(d time.Duration, k float64) time.Duration {
+	return min(max(time.Duration(float64(d)*k).Round(time.Second), 30*time.Second), 24*time.Hour)
 }
 
 // NeededMaxWALSize returns the smallest round max_wal_size whose checkpoint

@@ -1,0 +1,517 @@
+package export
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/stats"
+	"github.com/walscope/walscope/whatif"
+	"github.com/walscope/walscope/xlog"
+)
+
+// The growth aggregate's checkpoint spacing estimate (issue 29: "what the
+// what-if settings would have saved"): what max_wal_size twice and four
+// times and checkpoint_timeout twice (whatif.SpacingScenarios, relative to
+// the settings the stream had: given, else inferred from its recent
+// checkpoints) would have saved in record bytes, per day, as `walscope
+// whatif`'s checkpoint settings scenarios estimate it: a simulated
+// checkpointer per scenario on the scenario's own WAL, and a full-page
+// image at the first change of a block in each simulated cycle.
+//
+// Order: the simulation needs the records in WAL order, while an append
+// reads parallel spans. A span keeps of each record only what the
+// simulation reads (whatif.SpacingRecord: LSN, lengths, time, block keys
+// and image flags: about 100 bytes a record, freed at its merge), and the
+// merge, which is in WAL order, replays the span's records through one
+// whatif.Spacing. So the estimate does not depend on how the batch was cut
+// into spans.
+//
+// Nights: a checkpoint cycle spans batches. Each batch's aggregate carries
+// the simulation's state at its end (SpacingState: each scenario's
+// checkpointer and insert position, the running mean image, and the
+// blocks seen with the simulated cycle each last changed in; encoded,
+// compressed), which the next append resumes from (Config.Spacing). Every
+// block seen is carried up to MaxSpacingBlocks; beyond, only those
+// changed in a scenario's current cycle (whatif.Spacing.State's bound).
+//
+// The one thing of whatif's estimate that needs the whole period is the
+// mean data length a block whose image a scenario drops is given
+// (whatif.DataLenLearner over the stream): as for full_page_writes = off
+// (growth_settings.go), each day keeps the count of such blocks per key,
+// and the reader gives them the period's means (GrowthSettings.DataLen).
+// The simulated positions, which decide where WAL-triggered checkpoints
+// fall, use the means of the batches before (carried): the one
+// difference from whatif over the whole stream, which knows the whole
+// stream's means from its first pass.
+
+// GrowthSpacingVersion is the version of the checkpoint spacing estimate
+// (Growth.Spacing) this walscope writes and reads; a manifest without it
+// has none, which the reader says.
+const GrowthSpacingVersion = 1
+
+// MaxSpacingBlocks bounds the blocks a batch carries to the next in its
+// spacing state (every block seen up to it; beyond, those of the
+// scenarios' current cycles).
+const MaxSpacingBlocks = 1 << 20
+
+// SpacingCarry is what an append gives the spacing estimate: the
+// checkpoint settings the server had where the flags give them, and the
+// growth aggregate of the batch before (its Growth JSON; nil: the first).
+type SpacingCarry struct {
+	Given    whatif.GivenSettings
+	Previous json.RawMessage
+}
+
+// GrowthSpacing is a batch's checkpoint spacing estimate.
+type GrowthSpacing struct {
+	Version int `json:"spacing_version"`
+	// Current are the settings the batch took the stream to have, and
+	// Assumed those of them neither given nor shown by its checkpoints.
+	MaxWALSize        string   `json:"max_wal_size"`
+	CheckpointTimeout string   `json:"checkpoint_timeout"`
+	Assumed           []string `json:"assumed,omitempty"`
+	// Scenarios are the scenarios' names and settings, in the order of
+	// the days' rows.
+	Scenarios []GrowthSpacingScenario `json:"scenarios"`
+	Days      []GrowthSpacingDay      `json:"days"`
+	// State is the simulation's state at the batch's end (spacingState,
+	// compressed, base64): the next batch resumes from it.
+	State string `json:"state"`
+	// StateBlocks are the blocks State carries, DroppedBlocks those seen
+	// and left out of it (MaxSpacingBlocks; since the dataset's first
+	// batch).
+	StateBlocks   int `json:"state_blocks"`
+	DroppedBlocks int `json:"dropped_blocks,omitempty"`
+}
+
+// GrowthSpacingScenario names a scenario and its settings.
+type GrowthSpacingScenario struct {
+	Name              string `json:"name"`
+	MaxWALSize        string `json:"max_wal_size"`
+	CheckpointTimeout string `json:"checkpoint_timeout"`
+}
+
+// GrowthSpacingDay is a day of the batch: its records' bytes, and per
+// scenario (in GrowthSpacing.Scenarios' order) the bytes saved before the
+// data lengths (Saved: the records' bytes less the scenario's, without
+// the mean data given to blocks whose image it dropped), those blocks by
+// key (NoData: rows of [rmgr id, record type, block id, count]), and the
+// checkpoints it began that day.
+type GrowthSpacingDay struct {
+	Day         string        `json:"day"`
+	Bytes       uint64        `json:"bytes"`
+	Saved       []int64       `json:"saved"`
+	Checkpoints []int         `json:"checkpoints"`
+	NoData      [][][4]uint64 `json:"no_data"`
+}
+
+// spacingState is the carried state: the simulation's, and the data
+// lengths learnt by the batches so far ([rmgr id, record type, block id,
+// count, sum], as GrowthSettings.DataLen) for the positions' means.
+type spacingState struct {
+	whatif.SpacingState
+	DataLen [][5]uint64 `json:"data_len"`
+	Blocks  []byte      `json:"blocks"` // SpacingState.Blocks, encodeTouches
+}
+
+// spacingSpan is a span's records as the simulation reads them: records
+// with their blocks in blocks (ends[i] the end of record i's), and the
+// hour each run of records falls in.
+type spacingSpan struct {
+	recs   []whatif.SpacingRecord
+	ends   []int32
+	blocks []whatif.SpacingBlock
+	hours  []spacingRun
+	scr    whatif.SpacingRecord
+	v      xlog.Version
+	seg    uint32
+	// online are the span's online checkpoint records: their LSN and
+	// redo point.
+	online [][2]xlog.LSN
+}
+
+// spacingRun: records from index from on are in the hour of key.
+type spacingRun struct {
+	from int
+	key  growthKey
+}
+
+// addSpacing keeps what the simulation reads of rec, in the hour of k.
+func (s *Span) addSpacing(rec *decode.Record, k growthKey) {
+	sp := &s.growth.spacing
+	sp.scr.Set(rec)
+	sp.scr.SetTime(rec)
+	if n := len(sp.hours); n == 0 || sp.hours[n-1].key.hour != k.hour || sp.hours[n-1].key.pending != k.pending {
+		sp.hours = append(sp.hours, spacingRun{from: len(sp.recs), key: growthKey{hour: k.hour, pending: k.pending}})
+	}
+	sp.blocks = append(sp.blocks, sp.scr.Blocks...)
+	r := sp.scr
+	r.Blocks = nil
+	sp.recs = append(sp.recs, r)
+	sp.ends = append(sp.ends, int32(len(sp.blocks)))
+	sp.v, sp.seg = rec.Version, rec.SegSize
+	if rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == 0x10 { // CHECKPOINT_ONLINE
+		if cp, ok := rmgr.Checkpoint(rec); ok {
+			sp.online = append(sp.online, [2]xlog.LSN{rec.LSN, cp.Redo})
+		}
+	}
+}
+
+// spacingCell is an hour's estimate.
+type spacingCell struct {
+	bytes       uint64
+	saved       []int64
+	checkpoints []int
+	noData      []map[[3]uint8]uint64
+}
+
+// spacingTrack is the exporter's simulation and its cells.
+type spacingTrack struct {
+	sim       *whatif.Spacing
+	scenarios []whatif.SpacingScenario
+	current   whatif.CheckpointSettings
+	assumed   []string
+	dataLen   map[[3]uint8][2]uint64 // carried: the batches before
+	cells     map[growthKey]*spacingCell
+	start     xlog.LSN // the batch's first record
+	err       error    // the carried state could not be read: no estimate
+}
+
+// startSpacing prepares the simulation at the batch's first record.
+func (e *Exporter) startSpacing(first *whatif.SpacingRecord, v xlog.Version, segSize uint32) {
+	t := &e.growth.spacing
+	t.cells = map[growthKey]*spacingCell{}
+	t.start = first.LSN
+	var given whatif.GivenSettings
+	var st *spacingState
+	if c := e.cfg.Spacing; c != nil {
+		given = c.Given
+		if len(c.Previous) > 0 {
+			var g Growth
+			if err := json.Unmarshal(c.Previous, &g); err != nil {
+				t.err = err
+				return
+			}
+			if g.Spacing != nil && g.Spacing.Version == GrowthSpacingVersion {
+				var err error
+				if st, err = decodeSpacingState(g.Spacing.State); err != nil {
+					t.err = err
+					return
+				}
+			}
+		}
+	}
+	// What the spacing of the batch's checkpoints and of those before it
+	// tells of the settings (stats.Reclassify, on a copy: the causes are
+	// the export's).
+	inferred := stats.Reclassify(e.cfg.Earlier, segSize, slices.Clone(e.cfg.Cycles))
+	t.current, t.assumed = whatif.CurrentSettings(inferred, segSize, v, given)
+	t.scenarios = whatif.SpacingScenarios(t.current, segSize)
+	t.dataLen = map[[3]uint8][2]uint64{}
+	means := map[[3]uint8]uint32{}
+	var sim *whatif.SpacingState
+	if st != nil {
+		for _, r := range st.DataLen {
+			t.dataLen[[3]uint8{uint8(r[0]), uint8(r[1]), uint8(r[2])}] = [2]uint64{r[3], r[4]}
+		}
+		for k, v := range t.dataLen {
+			means[k] = uint32(v[1] / v[0])
+		}
+		sim = &st.SpacingState
+	}
+	in := whatif.WhatIfInput{PageSize: first.PageSize, SegSize: segSize, BlockSize: e.blockSize(), Start: first.LSN, Version: v,
+		Cycles: e.cfg.Cycles, DataLen: means}
+	sets := make([]whatif.CheckpointSettings, len(t.scenarios))
+	for i, sc := range t.scenarios {
+		sets[i] = sc.Settings
+	}
+	t.sim = whatif.NewSpacing(in, sets, sim)
+}
+
+func (t *spacingTrack) cell(k growthKey) *spacingCell {
+	c := t.cells[k]
+	if c == nil {
+		n := len(t.scenarios)
+		c = &spacingCell{saved: make([]int64, n), checkpoints: make([]int, n), noData: make([]map[[3]uint8]uint64, n)}
+		t.cells[k] = c
+	}
+	return c
+}
+
+// mergeSpacing replays span s's records (after those of the spans before
+// it); a pending hour takes beforeHour if before.
+func (e *Exporter) mergeSpacing(s *Span, beforeHour int64, before bool) {
+	sp := &s.growth.spacing
+	t := &e.growth.spacing
+	if len(sp.recs) == 0 {
+		return
+	}
+	if t.sim == nil && t.err == nil {
+		e.startSpacing(&sp.recs[0], sp.v, sp.seg)
+	}
+	if t.err != nil {
+		return
+	}
+	// A checkpoint begun in the batch before and ended in this one is
+	// not among the batch's cycles (its redo point is before the batch's
+	// first record, which the cycles begin with): taken as spread over
+	// its interval (time or WAL; a requested one is immediate, and rarely
+	// straddles two batches), as the whole stream would name it, its
+	// record is not in the scenarios.
+	for _, c := range sp.online {
+		if c[1] < t.start && !slices.ContainsFunc(e.cfg.Cycles, func(cy stats.CycleInfo) bool { return cy.Checkpoint == c[0] }) {
+			t.sim.DropCheckpoint(c[0])
+		}
+	}
+	n := len(t.scenarios)
+	was := make([]whatif.SpacingTotals, n)
+	from := int32(0)
+	for h, run := range sp.hours {
+		to := len(sp.recs)
+		if h+1 < len(sp.hours) {
+			to = sp.hours[h+1].from
+		}
+		for i := range n {
+			was[i] = t.sim.Totals(i)
+		}
+		var bytes uint64
+		for i := run.from; i < to; i++ {
+			r := &sp.recs[i]
+			r.Blocks = sp.blocks[from:sp.ends[i]]
+			from = sp.ends[i]
+			t.sim.Add(r)
+			bytes += uint64(r.TotLen)
+		}
+		k := run.key
+		if k.pending && before {
+			k.pending, k.hour = false, beforeHour
+		}
+		c := t.cell(k)
+		c.bytes += bytes
+		for i := range n {
+			now := t.sim.Totals(i)
+			c.saved[i] += int64(bytes) - int64(now.RecordBytes-was[i].RecordBytes) + int64(now.DataGiven-was[i].DataGiven)
+			c.checkpoints[i] += now.Checkpoints - was[i].Checkpoints
+			for key, v := range t.sim.TakeNoData(i) {
+				if c.noData[i] == nil {
+					c.noData[i] = map[[3]uint8]uint64{}
+				}
+				c.noData[i][key] += v
+			}
+		}
+	}
+	*sp = spacingSpan{}
+}
+
+// spacingSummary is the batch's estimate by day, and the state it ends in
+// (dataLen: the batch's own data lengths, GrowthSettings.DataLen's rows).
+func (t *spacingTrack) summary(pendingHour int64, dayOfHour func(int64) string, dataLen [][5]uint64) *GrowthSpacing {
+	if t.sim == nil {
+		return nil
+	}
+	out := &GrowthSpacing{Version: GrowthSpacingVersion, MaxWALSize: whatif.FormatSize(t.current.MaxWALSize),
+		CheckpointTimeout: whatif.FormatTimeout(t.current.Timeout), Assumed: t.assumed, Days: []GrowthSpacingDay{}}
+	for i, sc := range t.scenarios {
+		m, to := t.sim.Settings(i)
+		out.Scenarios = append(out.Scenarios, GrowthSpacingScenario{Name: sc.Name, MaxWALSize: m, CheckpointTimeout: to})
+	}
+	n := len(t.scenarios)
+	days := map[string]*GrowthSpacingDay{}
+	noData := map[string][]map[[3]uint8]uint64{}
+	for k, c := range t.cells {
+		h := k.hour
+		if k.pending {
+			h = pendingHour
+		}
+		d := dayOfHour(h)
+		x := days[d]
+		if x == nil {
+			x = &GrowthSpacingDay{Day: d, Saved: make([]int64, n), Checkpoints: make([]int, n), NoData: make([][][4]uint64, n)}
+			days[d] = x
+			noData[d] = make([]map[[3]uint8]uint64, n)
+		}
+		x.Bytes += c.bytes
+		for i := range n {
+			x.Saved[i] += c.saved[i]
+			x.Checkpoints[i] += c.checkpoints[i]
+			for key, v := range c.noData[i] {
+				if noData[d][i] == nil {
+					noData[d][i] = map[[3]uint8]uint64{}
+				}
+				noData[d][i][key] += v
+			}
+		}
+	}
+	for d, x := range days {
+		for i := range n {
+			x.NoData[i] = [][4]uint64{}
+			for key, v := range noData[d][i] {
+				x.NoData[i] = append(x.NoData[i], [4]uint64{uint64(key[0]), uint64(key[1]), uint64(key[2]), v})
+			}
+			sort.Slice(x.NoData[i], func(a, b int) bool { return slices.Compare(x.NoData[i][a][:3], x.NoData[i][b][:3]) < 0 })
+		}
+		out.Days = append(out.Days, *x)
+	}
+	sort.Slice(out.Days, func(i, j int) bool { return out.Days[i].Day < out.Days[j].Day })
+	// The state: the simulation's, and the data lengths so far.
+	st := spacingState{SpacingState: *t.sim.State(MaxSpacingBlocks)}
+	sum := map[[3]uint8][2]uint64{}
+	for k, v := range t.dataLen {
+		sum[k] = v
+	}
+	for _, r := range dataLen {
+		k := [3]uint8{uint8(r[0]), uint8(r[1]), uint8(r[2])}
+		v := sum[k]
+		sum[k] = [2]uint64{v[0] + r[3], v[1] + r[4]}
+	}
+	for k, v := range sum {
+		st.DataLen = append(st.DataLen, [5]uint64{uint64(k[0]), uint64(k[1]), uint64(k[2]), v[0], v[1]})
+	}
+	sort.Slice(st.DataLen, func(i, j int) bool { return slices.Compare(st.DataLen[i][:3], st.DataLen[j][:3]) < 0 })
+	out.StateBlocks, out.DroppedBlocks = len(st.SpacingState.Blocks), st.DroppedBlocks
+	out.State = encodeSpacingState(&st, n)
+	return out
+}
+
+// encodeTouches writes the carried blocks compactly: sorted by key, each
+// as varints of the key's fields less the previous block's where they are
+// equal up to there, then per scenario the cycles before the current one
+// it last changed in (0: untouched).
+func encodeTouches(blocks []whatif.SpacingTouch, cycles []int) []byte {
+	sort.Slice(blocks, func(i, j int) bool { return blockLess(blocks[i].Key, blocks[j].Key) })
+	var out []byte
+	var prev stats.BlockKey
+	for i, b := range blocks {
+		k := b.Key
+		switch {
+		case i > 0 && k.RelKey == prev.RelKey:
+			out = binary.AppendUvarint(out, 0)
+			out = binary.AppendUvarint(out, uint64(k.Block-prev.Block))
+		default:
+			out = binary.AppendUvarint(out, 1)
+			out = binary.AppendUvarint(out, uint64(k.SpcOID))
+			out = binary.AppendUvarint(out, uint64(k.DBOID))
+			out = binary.AppendUvarint(out, uint64(k.RelNumber))
+			out = binary.AppendUvarint(out, uint64(k.Fork))
+			out = binary.AppendUvarint(out, uint64(k.Block))
+		}
+		for s, c := range b.Cycles {
+			if c == whatif.SpacingUntouched {
+				out = binary.AppendUvarint(out, 0)
+			} else {
+				out = binary.AppendUvarint(out, uint64(int64(cycles[s])-int64(c))+1)
+			}
+		}
+		prev = k
+	}
+	return out
+}
+
+func decodeTouches(data []byte, cycles []int) ([]whatif.SpacingTouch, error) {
+	var out []whatif.SpacingTouch
+	var prev stats.BlockKey
+	next := func() (uint64, error) {
+		v, n := binary.Uvarint(data)
+		if n <= 0 {
+			return 0, fmt.Errorf("spacing state: blocks truncated")
+		}
+		data = data[n:]
+		return v, nil
+	}
+	for len(data) > 0 {
+		kind, err := next()
+		if err != nil {
+			return nil, err
+		}
+		k := prev
+		if kind == 0 {
+			d, err := next()
+			if err != nil {
+				return nil, err
+			}
+			k.Block += uint32(d)
+		} else {
+			var f [5]uint64
+			for i := range f {
+				if f[i], err = next(); err != nil {
+					return nil, err
+				}
+			}
+			k = stats.BlockKey{RelKey: stats.RelKey{RelFileLocator: decode.RelFileLocator{SpcOID: uint32(f[0]), DBOID: uint32(f[1]), RelNumber: uint32(f[2])},
+				Fork: decode.ForkNumber(f[3])}, Block: uint32(f[4])}
+		}
+		t := whatif.SpacingTouch{Key: k, Cycles: make([]int32, len(cycles))}
+		for s := range cycles {
+			v, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if v == 0 {
+				t.Cycles[s] = whatif.SpacingUntouched
+			} else {
+				t.Cycles[s] = int32(int64(cycles[s]) - int64(v-1))
+			}
+		}
+		out = append(out, t)
+		prev = k
+	}
+	return out, nil
+}
+
+func blockLess(a, b stats.BlockKey) bool {
+	if a.RelFileLocator != b.RelFileLocator {
+		return relLess(a.RelFileLocator, b.RelFileLocator)
+	}
+	if a.Fork != b.Fork {
+		return a.Fork < b.Fork
+	}
+	return a.Block < b.Block
+}
+
+// encodeSpacingState is st as JSON, its blocks encoded (encodeTouches),
+// deflated, in base64.
+func encodeSpacingState(st *spacingState, scenarios int) string {
+	cycles := make([]int, scenarios)
+	for i, s := range st.Scenarios {
+		cycles[i] = s.Cycle
+	}
+	st.Blocks = encodeTouches(st.SpacingState.Blocks, cycles)
+	js, _ := json.Marshal(st)
+	var b bytes.Buffer
+	w, _ := flate.NewWriter(&b, flate.DefaultCompression)
+	w.Write(js)
+	w.Close()
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+func decodeSpacingState(s string) (*spacingState, error) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("spacing state: %w", err)
+	}
+	js, err := io.ReadAll(flate.NewReader(bytes.NewReader(raw)))
+	if err != nil {
+		return nil, fmt.Errorf("spacing state: %w", err)
+	}
+	var st spacingState
+	if err := json.Unmarshal(js, &st); err != nil {
+		return nil, fmt.Errorf("spacing state: %w", err)
+	}
+	cycles := make([]int, len(st.Scenarios))
+	for i, sc := range st.Scenarios {
+		cycles[i] = sc.Cycle
+	}
+	if st.SpacingState.Blocks, err = decodeTouches(st.Blocks, cycles); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
