@@ -192,6 +192,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	} else {
 		applyServerCheckpoints(ckSegs, ckTimeout, nil, cfg.Cycles)
 	}
+	cfg.Spacing = spacingCarry(c, last)
 	cfg.Batch = m.NextID()
 	cfg.Carried = m.Names()
 	planMerge(below, m, &cfg, dsFS)
