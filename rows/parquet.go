@@ -5,7 +5,6 @@ import (
 
 	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/table"
-	"github.com/walscope/walscope/typeout"
 )
 
 // Parquet writes the changes of one relation as rows of a Parquet file
@@ -52,19 +51,13 @@ func NewParquet(rel *Relation) *Parquet {
 		old: table.ParquetColumns(rel.Catalog, cols, "old_"),
 		new: table.ParquetColumns(rel.Catalog, cols, "new_"),
 	}
-	p.Schema = table.ParquetSchema(rel.Class.Name, parquetFixed, p.old, p.new)
+	p.Schema = table.ParquetSchema(table.ParquetName(rel.Catalog, rel.Class.Name), parquetFixed, p.old, p.new)
 	for i := range cols {
 		p.cols = append(p.cols, i)
 		p.nulls = append(p.nulls, true)
 	}
 	p.none = make([][]byte, len(cols))
-	// the name as UTF-8 (Parquet strings are) from the database's encoding
-	p.name = rel.Name()
-	if db := rel.Catalog.Database(rel.Catalog.DatabaseOID); db != nil && db.Encoding != typeout.EncodingUTF8 {
-		if u, err := typeout.AppendUTF8(nil, []byte(p.name), db.Encoding); err == nil {
-			p.name = string(u)
-		}
-	}
+	p.name = table.ParquetName(rel.Catalog, rel.Name())
 	return p
 }
 

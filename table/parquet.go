@@ -93,21 +93,35 @@ const (
 	oidUUID        = 2950
 )
 
+// databaseEncoding is the encoding of c's database (pg_database.encoding),
+// UTF8 when the catalog does not say.
+func databaseEncoding(c *catalog.Catalog) int32 {
+	if c != nil {
+		if db := c.Database(c.DatabaseOID); db != nil {
+			return db.Encoding
+		}
+	}
+	return typeout.EncodingUTF8
+}
+
+// ParquetName returns name, a relation's or a column's name as c's
+// database stores it, in UTF-8 as Parquet's names and strings are
+// (typeout.NameUTF8: converted as the server converts it for a UTF8
+// client).
+func ParquetName(c *catalog.Catalog, name string) string {
+	return typeout.NameUTF8(name, databaseEncoding(c))
+}
+
 // ParquetColumns returns the Parquet columns of cols (each named prefix
 // and its name), their kinds chosen from the catalog as of the target
 // (types and typmods), before any row is read: a column's type never
 // depends on its values.
 func ParquetColumns(c *catalog.Catalog, cols []Column, prefix string) []ParquetColumn {
 	out := make([]ParquetColumn, len(cols))
-	enc := typeout.EncodingUTF8
-	if c != nil {
-		if db := c.Database(c.DatabaseOID); db != nil {
-			enc = db.Encoding
-		}
-	}
+	enc := databaseEncoding(c)
 	for i, col := range cols {
 		a := col.Attribute
-		p := ParquetColumn{Name: prefix + a.Name, TypID: a.TypID, Kind: export.String, encoding: enc}
+		p := ParquetColumn{Name: prefix + typeout.NameUTF8(a.Name, enc), TypID: a.TypID, Kind: export.String, encoding: enc}
 		base, typmod := a.TypID, a.TypMod
 		for range 32 { // a domain over a domain: as its base type
 			var t *catalog.Type
@@ -328,7 +342,7 @@ func (p *ParquetColumn) Append(dst export.Row, datum []byte, null bool, text Val
 			break
 		}
 		if p.conv, err = typeout.AppendUTF8(p.conv[:0], s, p.encoding); err != nil {
-			return dst, fmt.Errorf("database encoding %s: %w", typeout.EncodingName(p.encoding), err)
+			return dst, err // it names the encoding and the bytes
 		}
 		v.S = string(p.conv)
 	}

@@ -289,8 +289,8 @@ func tableParquet(c *cli.Command, tab *table.Table, cols []int, text table.Value
 		picked[i] = tab.Columns[ci]
 	}
 	pcs := table.ParquetColumns(rel.Catalog, picked, "")
-	schema := table.ParquetSchema(rel.Class.Name, nil, pcs)
-	meta := map[string]string{"walscope.relation": tab.QualifiedName()}
+	schema := table.ParquetSchema(table.ParquetName(rel.Catalog, rel.Class.Name), nil, pcs)
+	meta := map[string]string{"walscope.relation": table.ParquetName(rel.Catalog, tab.QualifiedName())}
 	return writeParquet(c, schema, meta, bad, func(w export.RowWriter) error {
 		var r export.Row
 		return tab.Scan(func(row *table.Row) error {

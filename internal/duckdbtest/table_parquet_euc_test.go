@@ -1,0 +1,117 @@
+package duckdbtest
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTableParquetMultibyteEncodings: databases in EUC_JP, EUC_JIS_2004,
+// EUC_CN, EUC_KR and EUC_TW, a table whose name and a column's name are
+// not ASCII, text of each encoding's characters (kana, JIS X 0212 and
+// plane-2 codes, EUC_JIS_2004's combining sequence and a character past
+// U+FFFF, CNS 11643 plane 2): `walscope table --format parquet` read by
+// DuckDB gives each value as the server's `COPY ... TO STDOUT` with
+// client_encoding UTF8, the column names and the relation's name (the
+// file's walscope.relation) in UTF-8 as the server gives them
+// (convert_from); `--format copy` gives the stored bytes. A valid EUC_JP
+// code the server has no UTF8 equivalent for (0xa9 0xa1: its COPY to a
+// UTF8 client fails) is a row error naming the column, the bytes and the
+// encoding, and the other rows are written.
+func TestTableParquetMultibyteEncodings(t *testing.T) {
+	s, archive, base := archivingServer(t, "euc", "")
+	texts := map[string][]string{ // characters each encoding has, and a column name
+		"EUC_JP":       {"名前", "日本語のテキスト", "ｶﾀｶﾅ 半角", "丂 ① ～"},
+		"EUC_JIS_2004": {"名前", "か゚ (combining)", "𠀋 past U+FFFF", "ㇰ ①"},
+		"EUC_CN":       {"名称", "中文字符", "简体 ・", "ａｂｃ"},
+		"EUC_KR":       {"이름", "한국어", "漢字 表", "①ㄱ"},
+		"EUC_TW":       {"名稱", "中文", "乂 plane 2", "繁體"},
+	}
+	encs := []string{"EUC_JP", "EUC_JIS_2004", "EUC_CN", "EUC_KR", "EUC_TW"}
+	for _, e := range encs {
+		db := strings.ToLower(e)
+		s.Query(t, "create database "+db+" encoding '"+e+"' lc_collate 'C' lc_ctype 'C' template template0")
+		var values []string
+		for _, v := range texts[e][1:] {
+			values = append(values, "('"+v+"')")
+		}
+		s.QueryDB(t, db, `set client_encoding = 'UTF8'; create table "表" (id serial, "`+texts[e][0]+`" text, vc varchar(20), arr text[]);
+insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, null, v || '"'] from (values `+strings.Join(values, ", ")+`) x(v)`)
+	}
+	// stored in EUC_JP without a UTF8 equivalent: convert_from to the
+	// database's own encoding only verifies the bytes
+	s.QueryDB(t, "euc_jp", `create table bad (id int, txt text); insert into bad values (1, 'ok'), (2, convert_from('\xa9a1', 'EUC_JP')), (3, 'ok too')`)
+	s.Query(t, "select pg_create_restore_point('euc')")
+	s.Query(t, "select pg_switch_wal()")
+	want := map[string][]string{}
+	relName := map[string]string{} // the table's name as stored (bytes of the encoding)
+	for _, e := range encs {
+		db := strings.ToLower(e)
+		want[e] = s.QueryDB(t, db, `set client_encoding = 'UTF8'; copy "表" to stdout`)
+		h := s.QueryDB(t, db, "set client_encoding = 'UTF8'; select encode(convert_to('表', '"+e+"'), 'hex')")
+		b, err := hex.DecodeString(h[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		relName[e] = string(b)
+	}
+	_, badErr := s.TryQueryDB("euc_jp", "set client_encoding = 'UTF8'; copy bad to stdout")
+	if badErr == nil || !strings.Contains(badErr.Error(), "0xa9 0xa1") {
+		t.Fatalf("the server's COPY of bad to a UTF8 client: %v, want its error", badErr)
+	}
+	badCopy := s.QueryDB(t, "euc_jp", "copy (select * from bad where id <> 2) to stdout")
+	if err := s.Stop("fast"); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	values := 0
+	for _, e := range encs {
+		rel := strings.ToLower(e) + ".public." + relName[e]
+		file := filepath.Join(t.TempDir(), e+".parquet")
+		run(t, "table", "--backup", base, "--relation", rel, "--target-name", "euc", "--format", "parquet", "--out", file, archive)
+		n := tally{typed: map[string]int{}}
+		compareWithCopy(t, db, file, e, []duckColumn{{"id", "INTEGER"}, {texts[e][0], "VARCHAR"}, {"vc", "VARCHAR"}, {"arr", "VARCHAR"}}, want[e], &n)
+		if n.rows != 3 {
+			t.Fatalf("%s: %d rows compared", e, n.rows)
+		}
+		values += n.values
+		for key, want := range map[string]string{"walscope.relation": `public."表"`, "walscope.table": "表"} {
+			var meta string
+			if err := db.QueryRow("SELECT decode(value) FROM parquet_kv_metadata('" + file + "') WHERE decode(key) = '" + key + "'").Scan(&meta); err != nil {
+				t.Fatal(err)
+			}
+			if meta != want {
+				t.Errorf("%s: %s %q, want %q", e, key, meta, want)
+			}
+		}
+		// --format copy: the bytes as stored, not UTF-8
+		stored := run(t, "table", "--backup", base, "--relation", rel, "--target-name", "euc", archive)
+		if stored == strings.Join(want[e], "\n")+"\n" || !strings.Contains(stored, "\t") {
+			t.Errorf("%s: --format copy printed UTF-8, not the database's encoding", e)
+		}
+	}
+	t.Logf("%d encodings, %d values identical to the server's COPY with client_encoding UTF8", len(encs), values)
+
+	// the character the server cannot give a UTF8 client
+	file := filepath.Join(t.TempDir(), "bad.parquet")
+	cmd := exec.Command(walscopeBin, "table", "--backup", base, "--relation", "euc_jp.public.bad", "--target-name", "euc", "--format", "parquet", "--out", file, archive)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("table bad: %v (want exit status 1)\n%s", err, stderr.String())
+	}
+	for _, w := range []string{"txt", "0xa9 0xa1", "EUC_JP"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("table bad: the error does not say %q:\n%s", w, stderr.String())
+		}
+	}
+	n := tally{typed: map[string]int{}}
+	compareWithCopy(t, db, file, "bad", []duckColumn{{"id", "INTEGER"}, {"txt", "VARCHAR"}}, badCopy, &n)
+	t.Logf("bad: %s; the %d other rows written", strings.TrimSpace(stderr.String()), n.rows)
+}
