@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/archive"
 )
 
 // testBatch is a valid manifest of batch id with segs segments.
@@ -26,7 +29,7 @@ func testBatch(id, segs int) *Batch {
 	}
 	for i := range segs {
 		b.Segments = append(b.Segments, SegmentEntry{Name: fmt.Sprintf("00000001%08X%08X", (id*segs+i)>>8, (id*segs+i)&0xFF), Size: 16 << 20,
-			SHA256: strings.Repeat("ab", 32)})
+			CRC32C: "0badcafe"})
 	}
 	return b
 }
@@ -73,13 +76,20 @@ func TestReadManifestDamaged(t *testing.T) {
 	outside.Tables[TableRecords].Files[0].Path = "records/batch=2/x.parquet"
 	badLSN := testBatch(1, 1)
 	badLSN.End = "zz"
+	noSum := testBatch(1, 1)
+	noSum.Segments[0].CRC32C = ""
+	shortSum := testBatch(1, 1)
+	shortSum.Segments[0].CRC32C = "0badcaf"
 	cases := map[string]fstest.MapFS{
 		"a gap":            manifestFS(testBatch(1, 1), testBatch(3, 1)),
 		"a name not its":   wrongName,
 		"a file elsewhere": manifestFS(outside),
 		"an LSN":           manifestFS(badLSN),
 		"cut short":        {ManifestDir + "/" + BatchFileName(1): &fstest.MapFile{Data: testBatch(1, 1).Encode()[:50]}},
-		"version":          {ManifestDir + "/" + BatchFileName(1): &fstest.MapFile{Data: []byte(`{"manifest_version":2,"batch":1}`)}},
+		"version":          {ManifestDir + "/" + BatchFileName(1): &fstest.MapFile{Data: []byte(`{"manifest_version":3,"batch":1}`)}},
+		"version 0":        {ManifestDir + "/" + BatchFileName(1): &fstest.MapFile{Data: []byte(`{"batch":1}`)}},
+		"no checksum":      manifestFS(noSum),
+		"a short checksum": manifestFS(shortSum),
 	}
 	for name, fsys := range cases {
 		if _, err := ReadManifest(fsys); !errors.Is(err, ErrManifest) {
@@ -87,6 +97,52 @@ func TestReadManifestDamaged(t *testing.T) {
 		} else if !strings.Contains(err.Error(), ManifestDir) {
 			t.Errorf("%s: %v does not name the manifest", name, err)
 		}
+	}
+}
+
+// TestManifestVersions: a manifest of a later version than this walscope
+// writes is refused naming the walscope that wrote it; one of version 1
+// (fixtures/append-v1, written by a walscope of version 1: segments with
+// their SHA-256) is read, its checksums as it recorded them, beside a
+// batch of version 2 (CRC-32C).
+func TestManifestVersions(t *testing.T) {
+	later := testBatch(1, 1)
+	data := later.Encode()
+	data = bytes.Replace(data, []byte(fmt.Sprintf(`"manifest_version": %d`, ManifestVersion)), []byte(fmt.Sprintf(`"manifest_version": %d`, ManifestVersion+1)), 1)
+	_, err := ParseBatch(data)
+	if !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), fmt.Sprintf("manifest version %d, written by walscope test", ManifestVersion+1)) ||
+		!strings.Contains(err.Error(), "read it with that walscope or a later one") {
+		t.Errorf("a manifest of version %d: %v", ManifestVersion+1, err)
+	}
+
+	dir := t.TempDir()
+	if err := testwal.UntarZstd(filepath.Join(testwal.Root(t), "fixtures", "append-v1", "dataset.tar.zst"), dir); err != nil {
+		t.Fatal(err)
+	}
+	v1, err := os.ReadFile(filepath.Join(dir, "dataset", ManifestDir, BatchFileName(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2 := testBatch(2, 2)
+	fsys := fstest.MapFS{ManifestDir + "/" + BatchFileName(1): &fstest.MapFile{Data: v1}, ManifestDir + "/" + BatchFileName(2): &fstest.MapFile{Data: b2.Encode()}}
+	m, err := ReadManifest(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Batches[0].ManifestVersion != 1 || m.Batches[1].ManifestVersion != ManifestVersion || m.Segments() != 7 {
+		t.Fatalf("versions %d and %d, %d segments", m.Batches[0].ManifestVersion, m.Batches[1].ManifestVersion, m.Segments())
+	}
+	alg, sum := m.Batches[0].Segments[0].Checksum()
+	if alg != archive.SHA256 || len(sum) != 64 || m.Batches[0].Segments[0].CRC32C != "" {
+		t.Errorf("version 1's segment: %s %q", alg, sum)
+	}
+	if alg, sum := b2.Segments[0].Checksum(); alg != archive.CRC32C || sum != "0badcafe" {
+		t.Errorf("version 2's segment: %s %q", alg, sum)
+	}
+	// Encoded again (as version 2), a batch of version 1 keeps its SHA-256.
+	again, err := ParseBatch(m.Batches[0].Encode())
+	if err != nil || again.ManifestVersion != ManifestVersion || again.Segments[0].SHA256 != m.Batches[0].Segments[0].SHA256 {
+		t.Errorf("version 1 encoded again: %v %+v", err, again)
 	}
 }
 

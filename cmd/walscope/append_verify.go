@@ -14,12 +14,14 @@ import (
 
 // exportedCheck is what an append checks of the segments earlier batches
 // exported: at once, the size of every plain file (and with
-// --verify-exported the SHA-256 of every one); the SHA-256 of the segment
+// --verify-exported the checksum of every one); the checksum of the segment
 // the last batch ended in (the new batch reads it again) while the batch is
 // read, and before it commits (wait). Hashing that 16 MB segment first was
 // most of a small night's overhead against exporting it alone (issue 29:
-// 12 of the 40 ms a one-segment night's append took more); it now runs on
-// the core the night's reading leaves idle.
+// 12 of the 40 ms a one-segment night's append took more, with SHA-256); it
+// now runs on the core the night's reading leaves idle. Each segment is
+// checked with the checksum its batch recorded: the CRC-32C, or the
+// SHA-256 in a manifest of version 1.
 type exportedCheck struct {
 	target  string
 	batch   int
@@ -30,7 +32,7 @@ type exportedCheck struct {
 }
 
 // checkExported compares the input's segments with what the manifest
-// recorded of them: every plain file's size, and the SHA-256 of the segment
+// recorded of them: every plain file's size, and the checksum of the segment
 // the last batch ended in (later, by wait), or of every one with all (at
 // once). The checksums come from hashes, whose Prefetch should have started
 // on the segments from the last batch's end.
@@ -100,14 +102,16 @@ func (x *exportedCheck) error(changed []string) error {
 }
 
 // compareSum returns what differs between segment file f's checksum and
-// the manifest's entry (nothing if they agree).
+// the manifest's entry (nothing if they agree), summed with the algorithm
+// the entry recorded.
 func compareSum(hashes *archive.SegmentChecksums, f xlog.SegmentFile, want export.SegmentEntry) []string {
-	size, sum, err := hashes.Get(f)
+	alg, wantSum := want.Checksum()
+	size, sum, err := hashes.Get(f, alg)
 	switch {
 	case err != nil:
 		return []string{fmt.Sprintf("%s: %v", f.Path, err)}
-	case size != want.Size || sum != want.SHA256:
-		return []string{fmt.Sprintf("%s: sha256 %s (%d bytes), exported with %s (%d bytes)", f.Path, sum, size, want.SHA256, want.Size)}
+	case size != want.Size || sum != wantSum:
+		return []string{fmt.Sprintf("%s: %s %s (%d bytes), exported with %s (%d bytes)", f.Path, alg, sum, size, wantSum, want.Size)}
 	}
 	return nil
 }

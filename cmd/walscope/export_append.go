@@ -147,7 +147,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		start, _ = xlog.ParseLSN(last.End)
 		// The checksums of the segments the batch will read (the last
 		// one's end segment first), computed while it reads them.
-		hashes.Prefetch(uint64(start)/uint64(segSize), segSize)
+		hashes.Prefetch(uint64(start)/uint64(segSize), segSize, archive.CRC32C)
 		exported = checkExported(target, hashes, m, last, segSize, c.Bool("verify-exported"))
 		if err := exported.now(); err != nil {
 			return err
@@ -175,7 +175,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		return readerSetupError(err)
 	}
 	if last == nil {
-		hashes.Prefetch(0, segSize)
+		hashes.Prefetch(0, segSize, archive.CRC32C)
 	}
 	err = exportFirstPass(c, in, r, &cfg)
 	r.Close()
@@ -444,7 +444,7 @@ func segmentFileName(f xlog.SegmentFile) string {
 	return f.Name.String()
 }
 
-// batchSegments lists, with their checksums, the segment files holding the
+// batchSegments lists, with their CRC-32C, the segment files holding the
 // timelines' ranges read (a whole segment preferred to a .partial one).
 func batchSegments(hashes *archive.SegmentChecksums, tls []export.TimelineRange, segSize uint32) ([]export.SegmentEntry, error) {
 	files := map[string]xlog.SegmentFile{}
@@ -469,11 +469,11 @@ func batchSegments(hashes *archive.SegmentChecksums, tls []export.TimelineRange,
 				continue // (a timeline's first segment may be the old one's, read under its name)
 			}
 			seen[name] = true
-			size, sum, err := hashes.Get(f)
+			size, sum, err := hashes.Get(f, archive.CRC32C)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, export.SegmentEntry{Name: segmentFileName(f), Size: size, SHA256: sum})
+			out = append(out, export.SegmentEntry{Name: segmentFileName(f), Size: size, CRC32C: sum})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -317,6 +318,18 @@ func sha256File(t *testing.T, path string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// crc32cFile is the CRC-32C (Castagnoli) of the file, as 8 hex digits (as
+// `gsutil hash -c -h` prints it, in upper case: checked by hand on a
+// segment of pg15-replica-lz4).
+func crc32cFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%08x", crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
 // compareDatasets checks that the night-by-night dataset holds the rows of
 // the single export: records and blocks identical (with their day), the
 // transactions, checkpoint cycles and segments that two batches share
@@ -391,7 +404,7 @@ func TestAppendNightByNight(t *testing.T) {
 	}
 	m, _ := export.ReadManifest(os.DirFS(ds))
 	// Each batch begins where the last ended; every segment of the archive
-	// is listed with the SHA-256 of its file.
+	// is listed with the CRC-32C of its file (manifest version 2).
 	for i := 1; i < len(m.Batches); i++ {
 		if m.Batches[i].Start != m.Batches[i-1].End {
 			t.Errorf("batch %d starts at %s, batch %d ended at %s", i+1, m.Batches[i].Start, i, m.Batches[i-1].End)
@@ -403,7 +416,7 @@ func TestAppendNightByNight(t *testing.T) {
 	}
 	for _, s := range segs {
 		e, ok := m.Segment(filepath.Base(s))
-		if !ok || e.SHA256 != sha256File(t, s) || e.Size != 1<<20 {
+		if !ok || e.CRC32C != crc32cFile(t, s) || e.SHA256 != "" || e.Size != 1<<20 {
 			t.Errorf("%s: manifest %+v", filepath.Base(s), e)
 		}
 	}
@@ -508,6 +521,9 @@ func TestAppendChangedSegment(t *testing.T) {
 		if code != exitSegmentChanged || !strings.Contains(stderr, "changed since batch 1") {
 			t.Errorf("%s: exit %d, %q; want exit %d", what, code, stderr, exitSegmentChanged)
 		}
+		if !strings.Contains(what, "cut short") && !strings.Contains(stderr, ": crc32c ") {
+			t.Errorf("%s: %q does not give the segment's CRC-32C", what, stderr)
+		}
 		if m2, _ := export.ReadManifest(os.DirFS(ds)); len(m2.Batches) != 1 {
 			t.Errorf("%s: a batch was appended", what)
 		}
@@ -544,6 +560,87 @@ func mustReadDir(t *testing.T, dir string) []os.DirEntry {
 		t.Fatal(err)
 	}
 	return ents
+}
+
+// TestAppendManifestV1: a dataset a walscope of manifest version 1 wrote
+// (fixtures/append-v1: its segments recorded with their SHA-256; made by
+// that walscope over the first night of these tests' nights) is read, its
+// segments checked with the SHA-256 it recorded (a changed one is
+// reported, exit 3), and appended to: the new batches record the CRC-32C
+// (manifest version 2), a changed segment of theirs is reported too, and
+// the rows are those of one export of the same WAL.
+func TestAppendManifestV1(t *testing.T) {
+	archive := filepath.Join(exportFixture(t), "archive")
+	ns := nights(t, archive, []int{5, 9, 13})
+	ds := filepath.Join(t.TempDir(), "ds")
+	if err := testwal.UntarZstd(filepath.Join(testwal.Root(t), "fixtures", "append-v1", "dataset.tar.zst"), filepath.Dir(ds)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(filepath.Dir(ds), "dataset"), ds); err != nil {
+		t.Fatal(err)
+	}
+	m, err := export.ReadManifest(os.DirFS(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1 := m.Last()
+	if len(m.Batches) != 1 || b1.ManifestVersion != 1 || len(b1.Segments) != 5 {
+		t.Fatalf("the fixture's manifest: %d batches, version %d, %d segments", len(m.Batches), b1.ManifestVersion, len(b1.Segments))
+	}
+	for _, e := range b1.Segments {
+		if e.CRC32C != "" || e.SHA256 != sha256File(t, filepath.Join(ns[0], e.Name)) {
+			t.Fatalf("the fixture's %s: %+v, not the SHA-256 of the fixture's segment", e.Name, e)
+		}
+	}
+	boundary, early := b1.Segments[4].Name, b1.Segments[0].Name
+	flip := func(dir, name string, off int64) func() {
+		p := filepath.Join(dir, name)
+		orig, _ := os.ReadFile(p)
+		b := slices.Clone(orig)
+		b[off] ^= 0xFF
+		os.WriteFile(p, b, 0o644)
+		return func() { os.WriteFile(p, orig, 0o644) }
+	}
+	expectChanged := func(what, night, batch, alg string, batches int, args ...string) {
+		t.Helper()
+		_, stderr, code := walscope(t, "", append([]string{"export", "--append", ds}, append(args, night)...)...)
+		if code != exitSegmentChanged || !strings.Contains(stderr, "changed since batch "+batch) || !strings.Contains(stderr, ": "+alg+" ") {
+			t.Errorf("%s: exit %d, %q; want exit %d naming the %s", what, code, stderr, exitSegmentChanged, alg)
+		}
+		if m2, _ := export.ReadManifest(os.DirFS(ds)); len(m2.Batches) != batches {
+			t.Errorf("%s: a batch was appended", what)
+		}
+	}
+	undo := flip(ns[1], boundary, 100000)
+	expectChanged("batch 1's boundary segment changed", ns[1], "1", "sha256", 1)
+	undo()
+	undo = flip(ns[1], early, 200000)
+	expectChanged("batch 1's early segment, --verify-exported", ns[1], "1", "sha256", 1, "--verify-exported")
+	undo()
+	appendOK(t, ds, ns[1])
+	m, _ = export.ReadManifest(os.DirFS(ds))
+	b2 := m.Last()
+	if b2.ManifestVersion != export.ManifestVersion || b2.Segments[0].Name != boundary {
+		t.Fatalf("batch 2: version %d, segments %+v", b2.ManifestVersion, b2.Segments)
+	}
+	for _, e := range b2.Segments {
+		if e.SHA256 != "" || e.CRC32C != crc32cFile(t, filepath.Join(ns[1], e.Name)) {
+			t.Errorf("batch 2's %s: %+v, not the CRC-32C of the segment", e.Name, e)
+		}
+	}
+	// Batch 2's last segment (CRC-32C) and batch 1's first (SHA-256)
+	// changed in the third night, with --verify-exported (batch 2 ended
+	// at a segment's start: no segment is read by two batches).
+	undo = flip(ns[2], b2.Segments[len(b2.Segments)-1].Name, 300000)
+	expectChanged("batch 2's last segment, --verify-exported", ns[2], "2", "crc32c", 2, "--verify-exported")
+	undo()
+	undo = flip(ns[2], early, 200000)
+	expectChanged("batch 1's early segment in the third night, --verify-exported", ns[2], "2", "sha256", 2, "--verify-exported")
+	undo()
+	appendOK(t, ds, ns[2], "--verify-exported")
+	whole := filepath.Join(t.TempDir(), "whole")
+	appendOK(t, whole, archive)
+	compareDatasets(t, ds, whole)
 }
 
 // TestAppendTimelineSwitch: the fixture whose standby was promoted
@@ -603,7 +700,7 @@ func TestAppendLegacyDataset(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	_, stderr, code := walscope(t, "", "export", "--append", out, archive)
-	if code != exitUsage || !strings.Contains(stderr, "without a batch manifest") || !strings.Contains(stderr, "manifest version 1") {
+	if code != exitUsage || !strings.Contains(stderr, "without a batch manifest") || !strings.Contains(stderr, fmt.Sprintf("manifest version %d", export.ManifestVersion)) {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
 	_, stderr, code = walscope(t, "", "export", "--append", out, "--label", "x", archive)
