@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/walscope/walscope/internal/pgtest"
 )
 
 // TestTableParquetMultibyteEncodings: databases in EUC_JP, EUC_JIS_2004,
@@ -18,7 +21,10 @@ import (
 // DuckDB gives each value as the server's `COPY ... TO STDOUT` with
 // client_encoding UTF8, the column names and the relation's name (the
 // file's walscope.relation) in UTF-8 as the server gives them
-// (convert_from); `--format copy` gives the stored bytes. A valid EUC_JP
+// (convert_from); `--format copy` gives the stored bytes. `rows --format
+// parquet` of an UPDATE in the EUC_JP database: the relation column and
+// the old_/new_ columns' names in UTF-8, their values the server's COPY
+// of the row before and after with client_encoding UTF8. A valid EUC_JP
 // code the server has no UTF8 equivalent for (0xa9 0xa1: its COPY to a
 // UTF8 client fails) is a row error naming the column, the bytes and the
 // encoding, and the other rows are written.
@@ -42,6 +48,11 @@ func TestTableParquetMultibyteEncodings(t *testing.T) {
 		s.QueryDB(t, db, `set client_encoding = 'UTF8'; create table "表" (id serial, "`+texts[e][0]+`" text, vc varchar(20), arr text[]);
 insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, null, v || '"'] from (values `+strings.Join(values, ", ")+`) x(v)`)
 	}
+	// a transaction for rows --format parquet: its old and new row
+	jpRow := `set client_encoding = 'UTF8'; copy (select * from "表" where id = 2) to stdout`
+	jpBefore := s.QueryDB(t, "euc_jp", jpRow)
+	xid := s.QueryDB(t, "euc_jp", `set client_encoding = 'UTF8'; with u as (update "表" set "名前" = "名前" || ' 改', arr = array['配列'] where id = 2 returning 1) select txid_current() from u`)
+	jpAfter := s.QueryDB(t, "euc_jp", jpRow)
 	// stored in EUC_JP without a UTF8 equivalent: convert_from to the
 	// database's own encoding only verifies the bytes
 	s.QueryDB(t, "euc_jp", `create table bad (id int, txt text); insert into bad values (1, 'ok'), (2, convert_from('\xa9a1', 'EUC_JP')), (3, 'ok too')`)
@@ -96,8 +107,31 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 	}
 	t.Logf("%d encodings, %d values identical to the server's COPY with client_encoding UTF8", len(encs), values)
 
+	// rows --format parquet: old_ and new_ columns, the relation column
+	file := filepath.Join(t.TempDir(), "rows.parquet")
+	run(t, "rows", "--backup", base, "--xid", xid[len(xid)-1], "--relation", "euc_jp.public."+relName["EUC_JP"], "--format", "parquet", "--out", file, archive)
+	var changes [][]any
+	for _, c := range [][]string{{"op", "relation"}, {"old_id", "old_名前", "old_vc", "old_arr"}, {"new_id", "new_名前", "new_vc", "new_arr"}} {
+		var cols []duckColumn
+		for _, n := range c {
+			cols = append(cols, duckColumn{n, "VARCHAR"})
+		}
+		changes = append(changes, readDuck(t, db, file, cols)...)
+	}
+	if len(changes) != 3 || fmt.Sprint(changes[0]) != `[update public."表"]` {
+		t.Fatalf("rows: %v, want one update of public.\"表\"", changes)
+	}
+	for i, image := range [][]string{jpBefore, jpAfter} {
+		for j, f := range pgtest.CopyFields(image[0]) {
+			if d := sameValue(t, "VARCHAR", changes[i+1][j], f); d != "" {
+				t.Errorf("rows: %s column %d: %s", []string{"old", "new"}[i], j, d)
+			}
+		}
+	}
+	t.Logf("rows: the update's old and new rows (%q, %q) are the server's COPY with client_encoding UTF8", jpBefore[0], jpAfter[0])
+
 	// the character the server cannot give a UTF8 client
-	file := filepath.Join(t.TempDir(), "bad.parquet")
+	file = filepath.Join(t.TempDir(), "bad.parquet")
 	cmd := exec.Command(walscopeBin, "table", "--backup", base, "--relation", "euc_jp.public.bad", "--target-name", "euc", "--format", "parquet", "--out", file, archive)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
