@@ -255,3 +255,25 @@ func FuzzAppendUTF8(f *testing.F) {
 		}
 	})
 }
+
+// TestNameUTF8: a name is converted as text is; a character AppendUTF8
+// refuses is written as \x and its bytes' hex (walscope's own form: the
+// server cannot print it to a UTF8 client), the rest still converted.
+func TestNameUTF8(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		enc  int32
+		want string
+	}{
+		{"\xa4\xa2\xa9\xa1b", 1, `あ\xa9\xa1b`}, // EUC_JP: 0xa9 0xa1 has no equivalent
+		{"\xa4", 1, `\xa4`},                    // cut short
+		{"caf\xe9\x81", 24, `café\x81`},        // WIN1252: 0x81 has none
+		{"a\xe9", EncodingMuleInternal, `a\xe9`},
+		{"\xffé", EncodingUTF8, `\xffé`},
+		{"plain", 3, "plain"},
+	} {
+		if got := NameUTF8(c.name, c.enc); got != c.want {
+			t.Errorf("%x in %s: %q, want %q", c.name, EncodingName(c.enc), got, c.want)
+		}
+	}
+}
