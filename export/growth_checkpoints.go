@@ -183,6 +183,7 @@ type spacingTrack struct {
 	dataLen   map[[3]uint8][2]uint64 // carried: the batches before
 	cells     map[growthKey]*spacingCell
 	start     xlog.LSN // the batch's first record
+	resumed   bool     // from the state of the batch before
 	err       error    // the carried state could not be read: no estimate
 }
 
@@ -215,6 +216,8 @@ func (e *Exporter) startSpacing(first *whatif.SpacingRecord, v xlog.Version, seg
 	// the export's).
 	inferred := stats.Reclassify(e.cfg.Earlier, segSize, slices.Clone(e.cfg.Cycles))
 	t.current, t.assumed = whatif.CurrentSettings(inferred, segSize, v, given)
+	// (min_wal_size and wal_keep_size shape pg_wal, not the records)
+	t.assumed = slices.DeleteFunc(t.assumed, func(s string) bool { return s == "min_wal_size" || s == "wal_keep_size" })
 	t.scenarios = whatif.SpacingScenarios(t.current, segSize)
 	t.dataLen = map[[3]uint8][2]uint64{}
 	means := map[[3]uint8]uint32{}
@@ -227,6 +230,7 @@ func (e *Exporter) startSpacing(first *whatif.SpacingRecord, v xlog.Version, seg
 			means[k] = uint32(v[1] / v[0])
 		}
 		sim = &st.SpacingState
+		t.resumed = true
 	}
 	in := whatif.WhatIfInput{PageSize: first.PageSize, SegSize: segSize, BlockSize: e.blockSize(), Start: first.LSN, Version: v,
 		Cycles: e.cfg.Cycles, DataLen: means}
@@ -266,9 +270,10 @@ func (e *Exporter) mergeSpacing(s *Span, beforeHour int64, before bool) {
 	// first record, which the cycles begin with): taken as spread over
 	// its interval (time or WAL; a requested one is immediate, and rarely
 	// straddles two batches), as the whole stream would name it, its
-	// record is not in the scenarios.
+	// record is not in the scenarios. (In the dataset's first batch, one
+	// begun before the WAL read has no cause, as in whatif: kept.)
 	for _, c := range sp.online {
-		if c[1] < t.start && !slices.ContainsFunc(e.cfg.Cycles, func(cy stats.CycleInfo) bool { return cy.Checkpoint == c[0] }) {
+		if t.resumed && c[1] < t.start && !slices.ContainsFunc(e.cfg.Cycles, func(cy stats.CycleInfo) bool { return cy.Checkpoint == c[0] }) {
 			t.sim.DropCheckpoint(c[0])
 		}
 	}

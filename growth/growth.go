@@ -117,6 +117,10 @@ type Dataset struct {
 	// lengths (by rmgr, record type, block id: count, sum)
 	settings        map[string]*settingsDay
 	settingsBatches []map[[3]uint64][2]uint64
+	// the checkpoint spacing estimate (spacing.go), by day; the blocks
+	// its carried state left out
+	spacing        map[string]*spacingDay
+	spacingDropped int
 }
 
 // Load reads the growth aggregates of every committed batch of the
@@ -133,7 +137,7 @@ func Load(fsys fs.FS) (*Dataset, error) {
 			"a dataset of `export --out` has none: export the archive with `walscope export --append NEWDIR ARCHIVE`", ErrNoManifest)
 	}
 	d := &Dataset{Batches: len(m.Batches), Relations: map[RelKey]*Relation{}, whatif: map[string]*export.GrowthWhatIf{},
-		settings: map[string]*settingsDay{}}
+		settings: map[string]*settingsDay{}, spacing: map[string]*spacingDay{}}
 	hours := map[time.Time]*Period{}
 	var unknown *Period
 	seenRedo, seenSeg := map[string]bool{}, map[string]bool{}
@@ -244,6 +248,7 @@ func Load(fsys fs.FS) (*Dataset, error) {
 			x.Failed += w.Failed
 		}
 		d.loadSettings(g)
+		d.loadSpacing(g)
 		for _, s := range g.Segments {
 			if !seenSeg[s.Name] {
 				seenSeg[s.Name] = true
@@ -302,6 +307,9 @@ type Day struct {
 	// SettingsSaved is what each setting would have saved this day
 	// (Settings; nil where not recorded).
 	SettingsSaved map[string]int64 `json:"settings_saved_bytes,omitempty"`
+	// SpacingSaved is what each checkpoint spacing scenario would have
+	// saved this day (Spacing; nil where not recorded).
+	SpacingSaved map[string]int64 `json:"spacing_saved_bytes,omitempty"`
 }
 
 // Days returns the dataset's days in order (an unknown day last), with

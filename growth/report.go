@@ -111,14 +111,15 @@ type Report struct {
 	// Settings is what full_page_writes = off and the lower wal_levels
 	// would have saved (settings.go).
 	Settings *Settings `json:"settings"`
+	// Spacing is what max_wal_size and checkpoint_timeout scenarios would
+	// have saved (spacing.go).
+	Spacing *Spacing `json:"spacing"`
 	// NotComputed names what this version does not report.
 	NotComputed []string `json:"not_computed"`
 }
 
 // NotComputed is what the report leaves out, said in every report.
-var NotComputed = []string{
-	"what-if savings of checkpoint spacing (max_wal_size, checkpoint_timeout): they need every block each checkpoint cycle touched and a simulated checkpointer in WAL order, which the aggregate does not hold; run `walscope whatif` on the WAL of a day",
-}
+var NotComputed = []string{}
 
 // WhatIf estimates the report's image bytes under every wal_compression,
 // from the sample of images the batches sized (export.GrowthWhatIf):
@@ -282,6 +283,7 @@ func (d *Dataset) Build(opts Options) (*Report, error) {
 	r.Forecast = forecast(days, r.FirstDay, r.LastDay)
 	r.WhatIf = whatIf(days)
 	r.Settings = d.settingsReport(r.Days)
+	r.Spacing = d.spacingReport(r.Days, d.dataLenMeans(r.Days))
 	return r, nil
 }
 

@@ -126,6 +126,40 @@ func (d *Dataset) loadSettings(g *export.Growth) {
 	}
 }
 
+// meansOf returns the mean data lengths of image-less block references
+// by rmgr, record type and block id over batches (indexes in
+// settingsBatches; integer division, as whatif.DataLenLearner.Means).
+func (d *Dataset) meansOf(batches map[int]bool) func([3]uint64) uint64 {
+	sum := map[[3]uint64][2]uint64{}
+	for b := range batches {
+		for k, v := range d.settingsBatches[b] {
+			w := sum[k]
+			sum[k] = [2]uint64{w[0] + v[0], w[1] + v[1]}
+		}
+	}
+	return func(k [3]uint64) uint64 {
+		v := sum[k]
+		if v[0] == 0 {
+			return 0
+		}
+		return v[1] / v[0]
+	}
+}
+
+// dataLenMeans returns the mean data lengths over the batches of days
+// (those with the settings estimate).
+func (d *Dataset) dataLenMeans(days []*Day) func([3]uint64) uint64 {
+	batches := map[int]bool{}
+	for _, x := range days {
+		if s := d.settings[x.Day]; s != nil && !s.notRecorded {
+			for _, b := range s.batches {
+				batches[b] = true
+			}
+		}
+	}
+	return d.meansOf(batches)
+}
+
 func (d *Dataset) settingsDayOf(day string) *settingsDay {
 	x := d.settings[day]
 	if x == nil {
@@ -157,22 +191,7 @@ func (d *Dataset) settingsReport(days []*Day) *Settings {
 			batches[b] = true
 		}
 	}
-	// The mean data lengths over the period's batches (integer division,
-	// as whatif.DataLenLearner.Means).
-	sum := map[[3]uint64][2]uint64{}
-	for b := range batches {
-		for k, v := range d.settingsBatches[b] {
-			w := sum[k]
-			sum[k] = [2]uint64{w[0] + v[0], w[1] + v[1]}
-		}
-	}
-	mean := func(k [3]uint64) uint64 {
-		v := sum[k]
-		if v[0] == 0 {
-			return 0
-		}
-		return v[1] / v[0]
-	}
+	mean := d.meansOf(batches)
 	// The period's wal_level (whatif.LevelGuesser: stated, else logical,
 	// else replica, else minimal).
 	level, logical, replica := "", false, false

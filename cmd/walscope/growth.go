@@ -233,6 +233,7 @@ func growthText(w io.Writer, target string, r *growth.Report, hours bool, top in
 		fmt.Fprintln(w)
 	}
 	growthSettingsText(w, r.Settings)
+	growthSpacingText(w, r.Spacing)
 	for _, n := range r.NotComputed {
 		fmt.Fprintf(w, "Not computed: %s\n", n)
 	}
@@ -273,6 +274,46 @@ func growthSettingsText(w io.Writer, s *growth.Settings) {
 	fmt.Fprintln(w)
 }
 
+// growthSpacingText prints what other checkpoint spacing would have saved.
+func growthSpacingText(w io.Writer, s *growth.Spacing) {
+	if s == nil {
+		return
+	}
+	if s.Days > 0 {
+		current := make([]string, len(s.Current))
+		for i, c := range s.Current {
+			current[i] = growth.SettingsLabel(c)
+		}
+		assumed := ""
+		if len(s.Assumed) > 0 {
+			assumed = " (assumed: " + strings.Join(s.Assumed, ", ") + ")"
+		}
+		fmt.Fprintf(w, "What other checkpoint spacing would have saved (record bytes, over %d days of %s MB; the stream's %s%s; simulated at append time as walscope whatif does):\n",
+			s.Days, mb(float64(s.Bytes)), strings.Join(current, "; "), assumed)
+		for _, sc := range s.Scenarios {
+			sets := make([]string, len(sc.Settings))
+			for i, c := range sc.Settings {
+				sets[i] = growth.SettingsLabel(c)
+			}
+			fmt.Fprintf(w, "  %-22s saves %s MB (%.1f%%), %d checkpoints (%s)\n", sc.Scenario, mb(float64(sc.SavedBytes)), sc.Percent, sc.Checkpoints, strings.Join(sets, "; "))
+		}
+		for _, wk := range s.Weeks {
+			fmt.Fprintf(w, "  week %s (%d days):", wk.Start, wk.Days)
+			for _, sc := range s.Scenarios {
+				fmt.Fprintf(w, " %s %s MB", sc.Scenario, mb(float64(wk.Saved[sc.Scenario])))
+			}
+			fmt.Fprintln(w)
+		}
+		if s.DroppedBlocks > 0 {
+			fmt.Fprintf(w, "  %d blocks seen were not carried from night to night (each may have needed one image more under closer checkpoints)\n", s.DroppedBlocks)
+		}
+	}
+	if len(s.NotRecorded) > 0 {
+		fmt.Fprintf(w, "  not recorded (batches written before the spacing estimate): %d days, %s\n", len(s.NotRecorded), strings.Join(s.NotRecorded, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -290,9 +331,9 @@ func share(part, whole uint64) float64 {
 // growthCSV writes the report as rows of period, group, key and counts:
 // group total (key empty), rmgr, relation, other_relations, checkpoints
 // (key the cause, count), segments (count, bytes: their sizes), archive
-// (bytes), settings_saved (key the scenario, bytes: the record bytes it
-// would have saved; a day without the estimate has none), and forecast (a
-// future day: key wal_bytes).
+// (bytes), settings_saved and spacing_saved (key the scenario, bytes: the
+// record bytes it would have saved; a day without the estimate has none),
+// and forecast (a future day: key wal_bytes).
 func growthCSV(out io.Writer, r *growth.Report, hours bool) error {
 	w := csv.NewWriter(out)
 	w.Write([]string{"period", "group", "key", "records", "bytes", "images", "image_bytes", "image_bytes_uncompressed", "count"})
@@ -346,6 +387,11 @@ func growthCSV(out io.Writer, r *growth.Report, hours bool) error {
 			for _, sc := range growth.SettingsScenarios {
 				if v, ok := d.SettingsSaved[sc]; ok {
 					w.Write([]string{d.Day, "settings_saved", sc, "", strconv.FormatInt(v, 10), "", "", "", ""})
+				}
+			}
+			for _, sc := range growth.SpacingScenarios {
+				if v, ok := d.SpacingSaved[sc]; ok {
+					w.Write([]string{d.Day, "spacing_saved", sc, "", strconv.FormatInt(v, 10), "", "", "", ""})
 				}
 			}
 		}
