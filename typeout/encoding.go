@@ -107,10 +107,13 @@ func appendUTF8(dst, src []byte, enc int32, escape bool) ([]byte, error) {
 		if escape {
 			return appendEscaped(dst, src, true), nil
 		}
+		bad := invalidUTF8(src)
 		if enc == EncodingUTF8 {
-			return dst, fmt.Errorf("invalid byte sequence for encoding UTF8: %w", ErrInvalidByteSequence)
+			return dst, fmt.Errorf("invalid byte sequence for encoding UTF8: %s: %w", bad, ErrInvalidByteSequence)
 		}
-		return dst, fmt.Errorf("SQL_ASCII text that is not UTF-8: %w", ErrEncodingNotConverted)
+		// the server checks that SQL_ASCII text is valid in the client's
+		// encoding (pg_server_to_any): the same error
+		return dst, fmt.Errorf("SQL_ASCII text that is not UTF-8 (invalid byte sequence for encoding UTF8: %s): %w", bad, ErrEncodingNotConverted)
 	case EncodingMuleInternal:
 		if escape {
 			return appendEscaped(dst, src, false), nil
@@ -144,6 +147,30 @@ func appendUTF8(dst, src []byte, enc int32, escape bool) ([]byte, error) {
 		}
 	}
 	return dst, nil
+}
+
+// invalidUTF8 names the bytes of the first invalid UTF-8 sequence of src
+// as the server's error does (report_invalid_encoding: as many bytes as
+// pg_utf_mblen gives its first, those left at most).
+func invalidUTF8(src []byte) string {
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRune(src[i:])
+		if r != utf8.RuneError || n > 1 {
+			i += n
+			continue
+		}
+		l := 1
+		switch c := src[i]; {
+		case c&0xe0 == 0xc0:
+			l = 2
+		case c&0xf0 == 0xe0:
+			l = 3
+		case c&0xf8 == 0xf0:
+			l = 4
+		}
+		return byteSequence(src[i:min(len(src), i+l)])
+	}
+	return ""
 }
 
 // appendEscaped appends src with its bytes that are not ASCII (with

@@ -277,3 +277,59 @@ func TestNameUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestUTF8AgainstServer: text of a UTF8 or SQL_ASCII database is written
+// as it is where the server gives it to a UTF8 client as it is
+// (convert(bytes, 'UTF8' or 'SQL_ASCII', 'UTF8') of PostgreSQL 15, which
+// verifies as pg_server_to_any does), an error naming the same bytes
+// where the server's is 22021 (for SQL_ASCII ErrEncodingNotConverted):
+// every byte 0x80-0xFF alone and followed by every byte, and three and
+// four bytes around the edges of UTF-8 (0xe0, 0xed, 0xef, 0xf0, 0xf4,
+// 0xf5 and bytes 0x7f-0xc0 after).
+func TestUTF8AgainstServer(t *testing.T) {
+	bin, client := pgtest.Need(t, 15)
+	work := pgtest.WorkDir(t, "typeout-utf8", "WALSCOPE_KEEP")
+	s := pgtest.New(t, work, "pg", 15, bin, client)
+	s.InitDB(t, "", "")
+	s.Start(t)
+	lines := s.Query(t, `CREATE FUNCTION conv(c bytea, e text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN RETURN encode(convert(c, e, 'UTF8'), 'hex');
+EXCEPTION WHEN others THEN RETURN SQLSTATE || ' ' || substring(SQLERRM FROM '0x[0-9a-f]{2}(?: 0x[0-9a-f]{2})*'); END $$;
+WITH encs(e) AS (VALUES ('UTF8'), ('SQL_ASCII')),
+h(b, x) AS (SELECT b, lpad(to_hex(b), 2, '0') FROM generate_series(1, 255) b),
+lead(x) AS (VALUES ('e0'), ('ed'), ('ef'), ('f0'), ('f4'), ('f5')),
+seqs(e, c) AS (SELECT e, decode(a.x, 'hex') FROM encs, h a WHERE a.b >= 128
+ UNION ALL SELECT e, decode(a.x || b.x, 'hex') FROM encs, h a, h b WHERE a.b >= 128
+ UNION ALL SELECT e, decode(l.x || a.x || b.x, 'hex') FROM encs, lead l, h a, h b WHERE a.b BETWEEN 127 AND 192 AND b.b BETWEEN 127 AND 192
+ UNION ALL SELECT e, decode(l.x || a.x || b.x || '80', 'hex') FROM encs, lead l, h a, h b WHERE l.x >= 'f0' AND a.b BETWEEN 127 AND 192 AND b.b BETWEEN 127 AND 192)
+SELECT e || ' ' || encode(c, 'hex') || ' ' || conv(c, e) FROM seqs`)
+	kinds := map[string]int{}
+	for _, l := range lines {
+		f := strings.SplitN(l, " ", 4)
+		if len(f) < 3 {
+			t.Fatalf("%q", l)
+		}
+		enc := map[string]int32{"UTF8": EncodingUTF8, "SQL_ASCII": EncodingSQLASCII}[f[0]]
+		code, err := hex.DecodeString(f[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := AppendUTF8([]byte("x"), code, enc)
+		switch {
+		case len(f) == 3:
+			if err != nil || fmt.Sprintf("x%x", code) != "x"+f[2] || string(got) != "x"+string(code) {
+				t.Errorf("%s %x: %q (%v), the server %s", f[0], code, got, err, f[2])
+			}
+			kinds[f[0]+" as it is"]++
+		case len(f) == 4 && f[2] == "22021":
+			wantErr := map[int32]error{EncodingUTF8: ErrInvalidByteSequence, EncodingSQLASCII: ErrEncodingNotConverted}[enc]
+			if !errors.Is(err, wantErr) || !(strings.Contains(err.Error(), " "+f[3]+":") || strings.Contains(err.Error(), " "+f[3]+")")) || string(got) != "x" {
+				t.Errorf("%s %x: %q (%v), the server %s %s", f[0], code, got, err, f[2], f[3])
+			}
+			kinds[f[0]+" 22021"]++
+		default:
+			t.Fatalf("%q: an answer of the server this test does not know", l)
+		}
+	}
+	t.Logf("%d sequences: %v", len(lines), kinds)
+}

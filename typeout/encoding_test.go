@@ -133,6 +133,7 @@ func TestAppendUTF8(t *testing.T) {
 		{"\xa4", 1, "", ErrInvalidByteSequence},                   // a character cut short
 		{"\xa4\xa2\x00", 1, "", ErrInvalidByteSequence},           // LocalToUtf stops at a NUL
 		{"\xff", EncodingSQLASCII, "", ErrEncodingNotConverted},
+		{"é\xe9\xff", EncodingSQLASCII, "", ErrEncodingNotConverted},
 		{"é", EncodingSQLASCII, "é", nil},
 		{"\xff", EncodingUTF8, "", ErrInvalidByteSequence},
 	} {
