@@ -32,6 +32,8 @@ import (
 	"iter"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
@@ -480,10 +482,12 @@ type dbState struct {
 	// visible), read for the relations it created (created)
 	after   *catalog.Catalog
 	created map[uint32]bool
-	files   map[decode.RelFileLocator]uint32 // file -> relation oid
-	class   decode.RelFileLocator            // pg_class's file
-	attr    decode.RelFileLocator            // pg_attribute's file
-	toast   *insertedToast                   // the TOAST chunks the transaction inserted (where they lie)
+	// transientToast: TOAST tables the transaction created and dropped
+	transientToast map[uint32]bool
+	files          map[decode.RelFileLocator]uint32 // file -> relation oid
+	class          decode.RelFileLocator            // pg_class's file
+	attr           decode.RelFileLocator            // pg_attribute's file
+	toast          *insertedToast                   // the TOAST chunks the transaction inserted (where they lie)
 }
 
 type builder struct {
@@ -503,9 +507,18 @@ type builder struct {
 	// and the LSN of the switch to each: the inserts before it are the
 	// rewrite's copies of the rows, not changes
 	copies map[decode.RelFileLocator]xlog.LSN
+	// cutRewrite: rewrites whose copies a TRUNCATE in place cut, given as
+	// a TRUNCATE (at the switch's LSN, the table's)
+	cutRewrite map[xlog.LSN][]relKey
 	// the tables whose definition the transaction changed (as of before
 	// it: Relation.Before), in the order of their first change
 	altered map[relKey]*Relation
+	// attrHist: the changes of the transaction to the columns of the
+	// tables it altered (pg_attribute rows as each change left them), in
+	// WAL order; layouts: the columns as of after the first n of them
+	// (layoutAt), made once each
+	attrHist map[relKey][]attrChange
+	layouts  map[layoutKey]*Relation
 	// the TRUNCATEs and DROPs, their rows given after the change of their
 	// index among the changes read back (count of them)
 	groups map[int][]*emptiedGroup
@@ -523,6 +536,12 @@ type window struct {
 	before  bool
 	removed map[ctid]bool
 	added   map[ctid]decode.RelFileLocator
+	// file, when set, is a file a rewrite of the transaction copied the
+	// table's rows into: the table's rows are then the versions in it
+	// that the transaction, committed, leaves visible (once the table
+	// has left a file, nothing changes in it), not before, removed and
+	// added
+	file decode.RelFileLocator
 }
 
 // emptiedGroup is one TRUNCATE or DROP: its rows are those as of before
@@ -537,6 +556,7 @@ type emptiedGroup struct {
 	removed map[ctid]bool
 	added   []ctid
 	files   map[ctid]decode.RelFileLocator
+	file    decode.RelFileLocator // of the added rows files does not name
 	n       int
 }
 
@@ -548,6 +568,22 @@ type ctid struct {
 type event struct {
 	op  Op
 	rel relKey
+	// rewrite: a switch of the table to file, whose rows the
+	// transaction's rewrite copied into it (op is then "")
+	rewrite bool
+	file    decode.RelFileLocator
+}
+
+// attrChange is a pg_attribute row of a table as a change of the
+// transaction left it.
+type attrChange struct {
+	lsn  xlog.LSN
+	attr catalog.Attribute
+}
+
+type layoutKey struct {
+	rel relKey
+	n   int
 }
 
 // fileSwitch is a pg_class update giving a table a new, empty file: a
@@ -567,7 +603,7 @@ func (b *builder) db(oid uint32) (*dbState, error) {
 		return nil, err
 	}
 	s := &dbState{cat: cat, files: map[decode.RelFileLocator]uint32{}, toast: newInsertedToast(b.r),
-		created: map[uint32]bool{}}
+		created: map[uint32]bool{}, transientToast: map[uint32]bool{}}
 	for _, c := range cat.Classes() {
 		switch c.Kind {
 		case 'r', 'm', 't', 'p':
@@ -596,9 +632,10 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	// first the catalog's story: files switched (TRUNCATE, or a rewrite),
 	// tables dropped or made by the transaction
 	b.events = map[xlog.LSN][]event{}
+	b.attrHist = map[relKey][]attrChange{}
 	altered := map[relKey]bool{}
 	var alteredOrder []relKey
-	var switches []fileSwitch
+	var switches, transient []fileSwitch
 	for c, err := range changes.All() {
 		if err != nil {
 			return err
@@ -611,9 +648,12 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			return err
 		}
 		if c.Rel == s.attr && c.Rel != (decode.RelFileLocator{}) {
-			if k, ok := b.columnsChanged(s, c); ok && !altered[k] {
-				altered[k] = true
-				alteredOrder = append(alteredOrder, k)
+			if k, a, ok := b.columnsChanged(s, c); ok {
+				b.attrHist[k] = append(b.attrHist[k], attrChange{c.LSN, *a})
+				if !altered[k] {
+					altered[k] = true
+					alteredOrder = append(alteredOrder, k)
+				}
 			}
 			continue
 		}
@@ -640,14 +680,31 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				alteredOrder = append(alteredOrder, k)
 			}
 		}
+		if c.Op == replay.ChangeInsert && newC != nil && strings.HasPrefix(newC.Name, "pg_temp_") {
+			// make_new_heap's transient table of a rewrite (cluster.c:
+			// "pg_temp_%u", the table's oid)
+			if oid, err := strconv.ParseUint(newC.Name[len("pg_temp_"):], 10, 32); err == nil {
+				transient = append(transient, fileSwitch{lsn: c.LSN, rel: relKey{c.Rel.DBOID, uint32(oid)}})
+			}
+		}
 		switch {
 		case c.Op == replay.ChangeInsert && newC != nil && newC.OID >= firstNormalObjectID && s.cat.Class(newC.OID) == nil &&
 			(newC.Kind == 'r' || newC.Kind == 'p' || newC.Kind == 'm' || newC.Kind == 't'):
 			if err := b.createdRel(s, c.Rel.DBOID, newC.OID); err != nil {
 				return err
 			}
+			if newC.Kind == 't' && !s.created[newC.OID] {
+				// a TOAST table the transaction made and dropped again:
+				// a rewrite's, holding the values of the rows in the file
+				// the next rewrite replaced (layoutAt reads them)
+				nc := *newC
+				if loc, err := s.cat.Locator(&nc); err == nil {
+					s.files[loc] = newC.OID
+					s.transientToast[newC.OID] = true
+				}
+			}
 		case c.Op == replay.ChangeDelete && oldC != nil && oldC.OID >= firstNormalObjectID && (oldC.Kind == 'r' || oldC.Kind == 'm') && s.cat.Class(oldC.OID) != nil:
-			b.events[c.LSN] = append(b.events[c.LSN], event{Drop, relKey{c.Rel.DBOID, oldC.OID}})
+			b.events[c.LSN] = append(b.events[c.LSN], event{op: Drop, rel: relKey{c.Rel.DBOID, oldC.OID}})
 		case c.Op == replay.ChangeUpdate && oldC != nil && newC != nil && newC.OID >= firstNormalObjectID && oldC.RelFileNode != newC.RelFileNode && newC.RelFileNode != 0:
 			nc := *newC
 			loc, err := s.cat.Locator(&nc)
@@ -669,7 +726,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			visible := 0
 			b.r.VisibleTuples(loc, func(uint32, uint16, []byte) error { visible++; return errStop })
 			if visible == 0 {
-				b.events[c.LSN] = append(b.events[c.LSN], event{Truncate, relKey{c.Rel.DBOID, newC.OID}})
+				b.events[c.LSN] = append(b.events[c.LSN], event{op: Truncate, rel: relKey{c.Rel.DBOID, newC.OID}})
 				switches = append(switches, fileSwitch{c.LSN, relKey{c.Rel.DBOID, newC.OID}, loc})
 			}
 		}
@@ -681,6 +738,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	// new file (in the layout the transaction left, if it changed the
 	// columns).
 	b.copies = map[decode.RelFileLocator]xlog.LSN{}
+	b.cutRewrite = map[xlog.LSN][]relKey{}
 	if len(switches) > 0 {
 		at := map[decode.RelFileLocator]xlog.LSN{}
 		for _, sw := range switches {
@@ -695,8 +753,26 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				copied[c.Rel] = true
 			}
 		}
-		for _, sw := range switches {
+		for i, sw := range switches {
 			if !copied[sw.file] {
+				// a rewrite (its transient table made since the table's
+				// previous switch) whose copies are not among the
+				// changes: a TRUNCATE of the new file in place cut them,
+				// and the transaction's changes to them (replay's
+				// ChangeList leaves out what a truncation cut). The
+				// table's rows are given as they were before the rewrite
+				// (or none, if it had none), truncated there
+				from := xlog.LSN(0)
+				for _, p := range switches[:i] {
+					if p.rel == sw.rel {
+						from = p.lsn
+					}
+				}
+				for _, tr := range transient {
+					if tr.rel == sw.rel && tr.lsn > from && tr.lsn < sw.lsn {
+						b.cutRewrite[sw.lsn] = append(b.cutRewrite[sw.lsn], sw.rel)
+					}
+				}
 				continue
 			}
 			b.copies[sw.file] = sw.lsn
@@ -706,7 +782,10 @@ func (b *builder) build(changes *replay.ChangeList) error {
 					kept = append(kept, e)
 				}
 			}
-			b.events[sw.lsn] = kept
+			// the table's rows are now the copies in the new file: a
+			// TRUNCATE or DROP after it gives those (and what the
+			// transaction did to them) read from that file
+			b.events[sw.lsn] = append(kept, event{rel: sw.rel, rewrite: true, file: sw.file})
 		}
 	}
 	// A table whose definition the transaction changed: its rows are read
@@ -740,7 +819,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			continue
 		}
 		if oid, ok := s.files[c.Rel]; ok {
-			if cls := s.classOf(oid); cls != nil && cls.Kind == 't' {
+			if cls := s.classOf(oid); cls != nil && cls.Kind == 't' || s.transientToast[oid] {
 				s.toast.add(oid, c.Rel, c.NewBlock, c.NewOffset, c.New)
 			}
 		}
@@ -778,9 +857,16 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			continue
 		}
 		for _, e := range b.events[c.LSN] {
+			if e.rewrite {
+				b.live[e.rel] = &window{file: e.file, removed: map[ctid]bool{}, added: map[ctid]decode.RelFileLocator{}}
+				continue
+			}
 			g, err := b.emptied(c.LSN, c.XID, e)
 			if err != nil {
 				return err
+			}
+			if g != nil && g.n > 0 && slices.Contains(b.cutRewrite[c.LSN], e.rel) {
+				b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: rewritten at %s (ALTER TABLE) and then truncated by the transaction, which cut the rewrite's file in place: what the transaction did to its rows between is not in the changes read, its %d rows are given as truncated at the rewrite, as they were before it", g.rel.Name(), c.LSN, g.n))
 			}
 			if g != nil {
 				b.groups[idx] = append(b.groups[idx], g)
@@ -821,10 +907,11 @@ var errStop = errors.New("stop")
 
 // columnsChanged tells whether a change of pg_attribute added, dropped,
 // renamed or retyped a column of a table that existed before the
-// transaction (ALTER TABLE), and which; statistics targets and the
+// transaction (ALTER TABLE), which, and the attribute as the change left
+// it; statistics targets and the
 // attributes of indexes and of relations the transaction created are not
 // such changes, nor a table's attributes deleted with it (DROP TABLE).
-func (b *builder) columnsChanged(s *dbState, c *replay.Change) (relKey, bool) {
+func (b *builder) columnsChanged(s *dbState, c *replay.Change) (relKey, *catalog.Attribute, bool) {
 	dec := s.cat.Decoder()
 	var oldA, newA *catalog.Attribute
 	if c.Old != nil {
@@ -843,16 +930,16 @@ func (b *builder) columnsChanged(s *dbState, c *replay.Change) (relKey, bool) {
 	case c.Op == replay.ChangeUpdate && oldA != nil && newA != nil:
 		if oldA.Name == newA.Name && oldA.TypID == newA.TypID && oldA.TypMod == newA.TypMod && oldA.Dropped == newA.Dropped &&
 			oldA.HasMissing == newA.HasMissing && oldA.Generated == newA.Generated {
-			return relKey{}, false
+			return relKey{}, nil, false
 		}
 	default:
-		return relKey{}, false
+		return relKey{}, nil, false
 	}
 	cls := s.cat.Class(a.Relid)
 	if a.Relid < firstNormalObjectID || cls == nil || a.Num <= 0 || cls.Kind != 'r' && cls.Kind != 'p' && cls.Kind != 'm' {
-		return relKey{}, false
+		return relKey{}, nil, false
 	}
-	return relKey{c.Rel.DBOID, a.Relid}, true
+	return relKey{c.Rel.DBOID, a.Relid}, a, true
 }
 
 // classOf is a relation of the catalog as of before the commit, or one the
@@ -1056,11 +1143,11 @@ func (b *builder) decodeRow(rel *Relation, tup []byte, blk uint32, off uint16) (
 	return row, nil
 }
 
-// decodeIn decodes a version of rel lying in file (an old version, the
-// row as a change found it, if old) with the columns it follows
-// (layoutOf), Row.Rel naming them when they are not rel's.
-func (b *builder) decodeIn(rel *Relation, file decode.RelFileLocator, tup []byte, blk uint32, off uint16, old bool) (*Row, error) {
-	lay, err := b.layoutOf(rel, file, tup, old)
+// decodeIn decodes a version of rel with the columns it follows
+// (layoutOf, for the change at lsn), Row.Rel naming them when they are
+// not rel's.
+func (b *builder) decodeIn(rel *Relation, tup []byte, blk uint32, off uint16, lsn xlog.LSN) (*Row, error) {
+	lay, err := b.layoutOf(rel, tup, lsn)
 	if err != nil {
 		return nil, &table.RowError{Block: blk, Offset: off, Err: err}
 	}
@@ -1071,31 +1158,96 @@ func (b *builder) decodeIn(rel *Relation, file decode.RelFileLocator, tup []byte
 	return row, err
 }
 
-// layoutOf is the relation whose columns a version of rel lying in file
-// follows. For a table the transaction altered: in the file a rewrite
-// replaced, the layout of before; in the file it rewrote the table into,
-// the layout it left; in a file it did not rewrite, the layout of before
-// for an old version it did not write (its xmin is none of the
-// transaction's xids), the one it left otherwise (a version it wrote
-// before an ADD or DROP COLUMN reads as the table holds it after: the
-// added column's default or NULL, the dropped one left out). A file of
-// the table's between two rewrites holds a layout no catalog read has.
-func (b *builder) layoutOf(rel *Relation, file decode.RelFileLocator, tup []byte, old bool) (*Relation, error) {
+// beforeFile is the file rel's rows of before the transaction lie in.
+func beforeFile(rel *Relation) decode.RelFileLocator {
+	if rel.Before != nil {
+		return rel.Before.Locator
+	}
+	return rel.Locator
+}
+
+// layoutOf is the relation whose columns a version of rel, read for the
+// change at lsn, follows. For a table whose columns the
+// transaction changed: a version it did not write (its xmin is none of
+// the transaction's xids: an old version from before it) in the layout
+// of before; one it wrote in the columns the table had when the change
+// was made (layoutAt: a version it wrote before an ADD or DROP COLUMN or
+// a rewrite reads as the table was then, the one in a file a later
+// rewrite replaced too).
+func (b *builder) layoutOf(rel *Relation, tup []byte, lsn xlog.LSN) (*Relation, error) {
+	k := relKey{rel.Database.OID, rel.Class.OID}
 	bf := rel.Before
-	switch {
-	case bf == nil:
-		return rel, nil
-	case bf.Locator == rel.Locator:
-		if old && len(tup) >= 4 && !slices.Contains(b.xids, xlog.XID(binary.LittleEndian.Uint32(tup))) {
+	if rel.Created || bf == nil && len(b.attrHist[k]) == 0 {
+		return rel, nil // one layout
+	}
+	if len(tup) < 4 || !slices.Contains(b.xids, xlog.XID(binary.LittleEndian.Uint32(tup))) {
+		if bf != nil {
 			return bf, nil
 		}
 		return rel, nil
-	case file == bf.Locator:
-		return bf, nil
-	case file == rel.Locator:
+	}
+	return b.layoutAt(rel, k, lsn)
+}
+
+// layoutAt is table k (rel, as the transaction left it or, dropped by it,
+// as of before) with the columns it had at lsn: those of before with the
+// transaction's changes to pg_attribute before lsn applied (attrHist),
+// its types from rel's catalog. Before any change: the relation of
+// before; after all, rel (but for a dropped table, whose rel is as of
+// before).
+func (b *builder) layoutAt(rel *Relation, k relKey, lsn xlog.LSN) (*Relation, error) {
+	base := rel
+	if rel.Before != nil {
+		base = rel.Before
+	}
+	hist := b.attrHist[k]
+	n := 0
+	for n < len(hist) && hist[n].lsn < lsn {
+		n++
+	}
+	switch {
+	case n == 0:
+		return base, nil
+	case n == len(hist) && rel.Before != nil:
 		return rel, nil
 	}
-	return nil, fmt.Errorf("it lies in a file that one of the transaction's rewrites of %s made and the next replaced: its columns there are not known", rel.Name())
+	lk := layoutKey{k, n}
+	if lay := b.layouts[lk]; lay != nil {
+		return lay, nil
+	}
+	byNum := map[int16]catalog.Attribute{}
+	for _, a := range base.Catalog.Attributes(k.oid) {
+		byNum[a.Num] = a
+	}
+	for _, h := range hist[:n] {
+		byNum[h.attr.Num] = h.attr
+	}
+	nums := make([]int16, 0, len(byNum))
+	for num := range byNum {
+		nums = append(nums, num)
+	}
+	slices.Sort(nums)
+	desc := make([]tuple.Attr, 0, len(nums))
+	var cols []table.Column
+	for i, num := range nums {
+		a := byNum[num]
+		if int(num) != i+1 {
+			return nil, fmt.Errorf("the columns of %s at %s: attribute %d missing", rel.Name(), lsn, i+1)
+		}
+		desc = append(desc, a.Attr())
+		if !a.Dropped {
+			cols = append(cols, table.Column{Attribute: a, Type: rel.Catalog.Type(a.TypID)})
+		}
+	}
+	tab := *rel.Table
+	tab.Columns = cols
+	lay := &Relation{Relation: rel.Relation, Table: &tab, desc: desc, toastID: rel.toastID, toast: rel.toast}
+	lay.Key, lay.KeyKind = keyOf(rel.Catalog, rel.Class, &tab)
+	if b.layouts == nil {
+		b.layouts = map[layoutKey]*Relation{}
+	}
+	b.layouts[lk] = lay
+	return lay, nil
 }
 
 func (b *builder) wanted(k relKey) bool { return b.only == nil || *b.only == k }
@@ -1147,7 +1299,7 @@ func (b *builder) rowChange(c *replay.Change, k relKey) (*Change, error) {
 		out.Op = Delete
 	}
 	if c.Old != nil {
-		out.Old, err = b.decodeIn(rel, c.Rel, c.Old, c.OldBlock, c.OldOffset, true)
+		out.Old, err = b.decodeIn(rel, c.Old, c.OldBlock, c.OldOffset, c.LSN)
 		if err != nil {
 			out.Err = err
 		}
@@ -1155,7 +1307,7 @@ func (b *builder) rowChange(c *replay.Change, k relKey) (*Change, error) {
 		out.Err = fmt.Errorf("the old tuple (%d,%d) is not on the page before the record", c.OldBlock, c.OldOffset)
 	}
 	if c.New != nil {
-		out.New, err = b.decodeIn(rel, c.Rel, c.New, c.NewBlock, c.NewOffset, false)
+		out.New, err = b.decodeIn(rel, c.New, c.NewBlock, c.NewOffset, c.LSN)
 		if err != nil {
 			out.Err = err
 		}
@@ -1181,13 +1333,31 @@ func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) (*emptiedGroup, e
 	}
 	b.note(rel)
 	g := &emptiedGroup{lsn: lsn, xid: xid, op: e.op, rel: rel, before: w.before, removed: w.removed, files: w.added}
+	if w.file != (decode.RelFileLocator{}) {
+		// after a rewrite: the versions of the file the transaction
+		// leaves visible, read from it (where they lie; in physical
+		// order)
+		g.files, g.file = map[ctid]decode.RelFileLocator{}, w.file
+		x := b.r.Xacts()
+		x.AssumeCommitted(b.xids...)
+		err := b.r.VisibleTuples(w.file, func(blk uint32, off uint16, _ []byte) error {
+			g.added = append(g.added, ctid{blk, off})
+			return nil
+		})
+		x.AssumeCommitted()
+		if err != nil {
+			return nil, err
+		}
+		g.n = len(g.added)
+		return g, nil
+	}
 	for k := range w.added {
 		g.added = append(g.added, k)
 	}
 	sort.Slice(g.added, func(i, j int) bool { return g.added[i].less(g.added[j]) })
 	g.n = len(g.added)
 	if g.before {
-		err := b.r.VisibleTuples(rel.Locator, func(blk uint32, off uint16, _ []byte) error {
+		err := b.r.VisibleTuples(beforeFile(rel), func(blk uint32, off uint16, _ []byte) error {
 			if !g.removed[ctid{blk, off}] {
 				g.n++
 			}
@@ -1217,15 +1387,20 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 		return true
 	}
 	added := func(k ctid) bool {
-		tup, err := b.added.TupleAt(g.files[k], k.blk, k.off)
+		file, ok := g.files[k]
+		if !ok {
+			file = g.file
+		}
+		tup, err := b.added.TupleAt(file, k.blk, k.off)
 		if err != nil {
 			return give(nil, &table.RowError{Block: k.blk, Offset: k.off, Err: err})
 		}
-		return give(b.decodeIn(g.rel, g.files[k], tup, k.blk, k.off, true))
+		return give(b.decodeIn(g.rel, tup, k.blk, k.off, g.lsn))
 	}
 	next := 0
 	if g.before {
-		err := b.r.VisibleTuples(g.rel.Locator, func(blk uint32, off uint16, tup []byte) error {
+		bf := beforeFile(g.rel)
+		err := b.r.VisibleTuples(bf, func(blk uint32, off uint16, tup []byte) error {
 			here := ctid{blk, off}
 			for ; next < len(g.added) && g.added[next].less(here); next++ {
 				if !added(g.added[next]) {
@@ -1235,7 +1410,7 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 			if g.removed[here] {
 				return nil
 			}
-			row, err := b.decodeIn(g.rel, g.rel.Locator, tup, blk, off, true)
+			row, err := b.decodeIn(g.rel, tup, blk, off, g.lsn)
 			if !give(row, err) {
 				return errStop
 			}

@@ -31,7 +31,7 @@ var versionConfigs = []versionConfig{
 	{name: "10", major: 10, conf: "wal_level = replica\n"},
 	{name: "11", major: 11, conf: "wal_level = logical\n"},
 	{name: "12", major: 12, conf: "wal_level = replica\n"},
-	{name: "13", major: 13, conf: "wal_level = replica\nwal_compression = on\n"},
+	{name: "13", major: 13, conf: "wal_level = replica\nwal_compression = on\n", always: true},
 	{name: "14", major: 14, conf: "wal_level = logical\n"},
 	{name: "16", major: 16, conf: "wal_level = replica\n"},
 	{name: "17", major: 17, conf: "wal_level = replica\n"},
@@ -89,6 +89,19 @@ type versionIncident struct {
 	skipped string
 	// defs: the tables' columns (name and type, in order) before it
 	defs map[string][]string
+	// steps: the tables as the transaction saw them after each of its
+	// statements (its own session's queries)
+	steps []step
+}
+
+// step is the transaction's tables as it saw them after one of its
+// statements: the WAL insert position then (the statement's records lie
+// before it, the next one's after), their columns (layoutSig) and rows
+// (row_to_json).
+type step struct {
+	lsn  xlog.LSN
+	cols map[string]string
+	rows map[string][]string
 }
 
 func runVersion(t *testing.T, cfg versionConfig) {
@@ -115,28 +128,68 @@ CREATE TABLE spare (id int, v text);
 INSERT INTO spare SELECT g, 's' || g FROM generate_series(1, 20) g;
 CREATE TABLE shape (id int PRIMARY KEY, name text, qty int NOT NULL, gone text, tail int);
 INSERT INTO shape SELECT g, 'n' || g, g * 3, CASE WHEN g % 4 <> 0 THEN 'g' || g END, g * 11 FROM generate_series(1, 30) g;
+CREATE SCHEMA moved;
+CREATE TABLE wander (id int PRIMARY KEY, v text, n int);
+INSERT INTO wander SELECT g, 'w' || g, g FROM generate_series(1, 15) g;
+CREATE TABLE twice (id int PRIMARY KEY, v text, n int);
+INSERT INTO twice SELECT g, CASE WHEN g = 4 THEN (SELECT string_agg(md5((h * 31)::text), '') FROM generate_series(1, 150) h) ELSE 't' || g END, g * 10 FROM generate_series(1, 20) g;
+CREATE TABLE cut (id int PRIMARY KEY, v text);
+INSERT INTO cut SELECT g, 'c' || g FROM generate_series(1, 12) g;
+CREATE TABLE cut2 (id int, v text);
+INSERT INTO cut2 SELECT g, 'k' || g FROM generate_series(1, 6) g;
+CREATE TABLE recut (id int, v text);
+INSERT INTO recut SELECT g, 'r' || g FROM generate_series(1, 9) g;
 CHECKPOINT;`)
 	p.BaseBackup(t, base)
 	a, hb := p.Session(t, "a"), p.Session(t, "hb")
 	beat := 0
 	tick := func() { beat++; hb.Exec(fmt.Sprintf("INSERT INTO heartbeat VALUES (%d)", beat)) }
+	// the tables are found by name in any schema (one is moved)
+	qualified := func(query func(string) []string, tab string) string {
+		q := query("SELECT quote_ident(nspname) || '.' || quote_ident(relname) FROM pg_class c JOIN pg_namespace n ON n.oid = relnamespace WHERE relname = '" + tab + "' AND relkind = 'r'")
+		if len(q) == 0 {
+			return ""
+		}
+		return q[0]
+	}
+	server := func(sql string) []string { return p.Query(t, sql) }
 	snap := func(tables []string) map[string][]string {
 		out := map[string][]string{}
 		for _, tab := range tables {
-			if p.Query(t, "SELECT count(*) FROM pg_class WHERE relname = '"+tab+"'")[0] == "0" {
+			name := qualified(server, tab)
+			if name == "" {
 				out[tab] = nil
 				continue
 			}
-			out[tab] = p.Query(t, "SELECT row_to_json(x) FROM "+tab+" x")
+			out[tab] = p.Query(t, "SELECT row_to_json(x) FROM "+name+" x")
 		}
 		return out
 	}
 	defs := func(tables []string) map[string][]string {
 		out := map[string][]string{}
 		for _, tab := range tables {
-			out[tab] = p.Query(t, "SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = attrelid WHERE relname = '"+tab+"' AND relkind = 'r' AND attnum > 0 AND NOT attisdropped ORDER BY attnum")
+			out[tab] = p.Query(t, "SELECT 'in schema ' || nspname FROM pg_class c JOIN pg_namespace n ON n.oid = relnamespace WHERE relname = '"+tab+"' AND relkind = 'r' UNION ALL SELECT * FROM (SELECT attname || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = attrelid WHERE relname = '"+tab+"' AND relkind = 'r' AND attnum > 0 AND NOT attisdropped ORDER BY attnum) x")
 		}
 		return out
+	}
+	// what the transaction sees of its tables after a statement: in its
+	// own session
+	inside := func(tables []string) step {
+		st := step{cols: map[string]string{}, rows: map[string][]string{}}
+		lsn, err := xlog.ParseLSN(a.One("SELECT pg_current_wal_insert_lsn()"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.lsn = lsn
+		for _, tab := range tables {
+			name := qualified(a.Exec, tab)
+			if name == "" {
+				continue
+			}
+			st.cols[tab] = a.One("SELECT string_agg(attname || ' ' || atttypid || ' ' || atttypmod, ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = '" + name + "'::regclass AND attnum > 0 AND NOT attisdropped")
+			st.rows[tab] = a.Exec("SELECT row_to_json(x) FROM " + name + " x")
+		}
+		return st
 	}
 	count := func(sql string) int {
 		var n int
@@ -149,8 +202,10 @@ CHECKPOINT;`)
 		in := &versionIncident{name: name, tables: tables, ops: ops, before: snap(tables), defs: defs(tables)}
 		tick()
 		a.Exec("BEGIN")
+		in.steps = append(in.steps, inside(tables))
 		for _, s := range stmts {
 			a.Exec(s)
+			in.steps = append(in.steps, inside(tables))
 			tick()
 		}
 		fmt.Sscan(a.One("SELECT txid_current_if_assigned()"), &in.xid)
@@ -227,6 +282,44 @@ CHECKPOINT;`)
 	// no row of stock changed: its rows after are those before (under
 	// its new name with other columns)
 	incidents[len(incidents)-1].after["stock"] = incidents[len(incidents)-1].before["stock"]
+	// a table moved to another schema between changes of its rows: the
+	// undo moves it back, in place
+	run("schema", []string{"wander"}, map[string]map[string]int{"wander": {"update": 8, "delete": 1, "insert": 1}},
+		"UPDATE wander SET v = v || '!' WHERE id <= 3", "ALTER TABLE wander SET SCHEMA moved",
+		"UPDATE moved.wander SET n = n + 100 WHERE id BETWEEN 2 AND 6", "DELETE FROM moved.wander WHERE id = 7",
+		"INSERT INTO moved.wander VALUES (50, 'moved', 0)")
+	// a table rewritten twice (ALTER COLUMN TYPE, then again), its rows
+	// changed before, between (in the file the second rewrite replaced,
+	// a column renamed there, one row TOASTed: its value in the first
+	// rewrite's TOAST table, dropped by the second) and after: each
+	// version in the columns the table had at its change; undone as a
+	// whole
+	run("rewrite2", []string{"twice"}, map[string]map[string]int{"twice": {"update": 8, "delete": 2, "insert": 2}},
+		"UPDATE twice SET v = v || '!' WHERE id <= 3", "ALTER TABLE twice ALTER COLUMN n TYPE bigint",
+		"UPDATE twice SET n = n + 1 WHERE id BETWEEN 3 AND 5", "ALTER TABLE twice RENAME COLUMN v TO w",
+		"DELETE FROM twice WHERE id = 6", "INSERT INTO twice VALUES (50, 'mid', 5)",
+		"SAVEPOINT r", "UPDATE twice SET n = 0", "ROLLBACK TO r",
+		"ALTER TABLE twice ALTER COLUMN n TYPE text", "UPDATE twice SET w = 'after' WHERE id IN (2, 50)",
+		"DELETE FROM twice WHERE id = 4", "INSERT INTO twice VALUES (51, 'last', 'x')")
+	// altered, then truncated: cut given a column (in place) and its
+	// rows changed before and after: the TRUNCATE gives the rows as they
+	// were then, each in its columns then. cut2 rewritten, a row of the
+	// rewrite's file changed, then truncated: the TRUNCATE cuts that file
+	// in place (made by the transaction), and the replay leaves out what
+	// it cut, the copies and the update: its rows are given as they were
+	// before the rewrite, truncated there, and Skipped says so
+	run("altertrunc", []string{"cut", "cut2"}, map[string]map[string]int{"cut": {"update": 4, "delete": 1, "truncate": 11, "insert": 1}, "cut2": {"truncate": 6, "insert": 1}},
+		"UPDATE cut SET v = 'u' WHERE id = 1", "ALTER TABLE cut ADD COLUMN extra int", "UPDATE cut SET extra = id WHERE id <= 3",
+		"DELETE FROM cut WHERE id = 12", "ALTER TABLE cut2 ALTER COLUMN id TYPE bigint", "UPDATE cut2 SET v = 'x' WHERE id = 2",
+		"TRUNCATE cut, cut2", "INSERT INTO cut VALUES (1, 'again', 5)", "INSERT INTO cut2 VALUES (7, 'y')")
+	incidents[len(incidents)-1].skipped = "public.cut2: rewritten at"
+	// truncated, then altered: rows inserted after the TRUNCATE copied by
+	// a rewrite, one updated, then a column added with a default (on 10
+	// a second rewrite) and a row inserted
+	run("truncalter", []string{"recut"}, map[string]map[string]int{"recut": {"delete": 1, "truncate": 8, "insert": 3, "update": 1}},
+		"DELETE FROM recut WHERE id = 1", "TRUNCATE recut", "INSERT INTO recut VALUES (1, 'a'), (2, 'b')",
+		"ALTER TABLE recut ALTER COLUMN id TYPE bigint", "UPDATE recut SET v = 'c' WHERE id = 2",
+		"ALTER TABLE recut ADD COLUMN z text DEFAULT 'zz'", "INSERT INTO recut VALUES (3, 'd', 'e')")
 	switchWAL := "SELECT pg_switch_wal()"
 	if cfg.major < 10 {
 		switchWAL = "SELECT pg_switch_xlog()"
@@ -243,7 +336,7 @@ CHECKPOINT;`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	changes, copies := 0, 0
+	changes, copies, stepChecked := 0, 0, 0
 	altered := map[string]bool{}
 	scripts := make([]string, len(incidents))
 	for k, in := range incidents {
@@ -268,6 +361,41 @@ CHECKPOINT;`)
 		// left from its earlier changes (or a rewrite's copies), and what
 		// is left of them is among its rows after it
 		live := map[string]map[string]int{}
+		// every version in the columns the table had when its change was
+		// made is the table's row then, as the transaction saw it before
+		// the statement (old) or after it (new): a rewrite's copies and
+		// the versions in a file a later rewrite replaced included
+		type stepRole struct {
+			i   int
+			old bool
+		}
+		left := map[stepRole]map[string]map[string]int{}
+		seen := func(c *rows.Change, row *rows.Row, i int, old bool) bool {
+			tab := c.Rel.Class.Name
+			if i < 0 || i >= len(in.steps) || layoutSig(c.Rel, row) != in.steps[i].cols[tab] {
+				return false
+			}
+			k := stepRole{i, old}
+			if left[k] == nil {
+				left[k] = map[string]map[string]int{}
+			}
+			if left[k][tab] == nil {
+				left[k][tab] = map[string]int{}
+				for _, r := range in.steps[i].rows[tab] {
+					left[k][tab][r]++
+				}
+			}
+			j, err := f.AppendRowJSON(nil, c.Rel, row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left[k][tab][string(j)] == 0 {
+				t.Errorf("%s: %s at %s: %s row %s is not the table's as the transaction saw it then (columns %s)", in.name, c.Op, c.LSN, map[bool]string{true: "old", false: "new"}[old], j, in.steps[i].cols[tab])
+			}
+			left[k][tab][string(j)]--
+			stepChecked++
+			return true
+		}
 		for i := range res.Changes {
 			c := &res.Changes[i]
 			tab := c.Rel.Class.Name
@@ -278,6 +406,18 @@ CHECKPOINT;`)
 				got[tab] = map[string]int{}
 			}
 			got[tab][string(c.Op)]++
+			stmt := 1
+			for stmt < len(in.steps) && c.LSN >= in.steps[stmt].lsn {
+				stmt++
+			}
+			if stmt == len(in.steps) {
+				t.Errorf("%s: %s at %s is after the transaction's last statement", in.name, c.Op, c.LSN)
+			}
+			oldSeen := c.Old != nil && seen(c, c.Old, stmt-1, true)
+			newSeen := c.New != nil && seen(c, c.New, stmt, false)
+			if c.Rel.Before == nil && (c.Old != nil && !oldSeen || c.New != nil && !newSeen) {
+				t.Errorf("%s: %s at %s: the columns of a version of %s are not the table's then (%s)", in.name, c.Op, c.LSN, tab, in.steps[stmt-1].cols[tab])
+			}
 			if c.Rel.Before != nil {
 				altered[tab] = true
 				if live[tab] == nil {
@@ -289,14 +429,16 @@ CHECKPOINT;`)
 						t.Fatal(err)
 					}
 					switch {
-					case c.Old.Rel != nil && st[tab][string(old)] > 0:
+					case c.Old.Rel == c.Rel.Before && st[tab][string(old)] > 0:
 						st[tab][string(old)]--
 					case c.Old.Rel == nil && live[tab][string(old)] > 0:
 						live[tab][string(old)]--
-					case c.Old.Rel == nil && c.Rel.Locator != c.Rel.Before.Locator:
-						copies++ // a row the rewrite copied
+					case c.Old.Rel != c.Rel.Before && oldSeen:
+						// a rewrite's copy, or a version in a file a later
+						// rewrite replaced: the table's row then
+						copies++
 					default:
-						t.Errorf("%s: %s at %s: old row %s (columns of before: %v) is not the table's then", in.name, c.Op, c.LSN, old, c.Old.Rel != nil)
+						t.Errorf("%s: %s at %s: old row %s (columns of before: %v) is not the table's then", in.name, c.Op, c.LSN, old, c.Old.Rel == c.Rel.Before)
 					}
 				}
 				if c.New != nil {
@@ -304,10 +446,13 @@ CHECKPOINT;`)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if c.New.Rel != nil {
+					switch {
+					case c.New.Rel == c.Rel.Before:
 						st[tab][string(n)]++ // written before a rewrite, in the old file
-					} else {
+					case c.New.Rel == nil:
 						live[tab][string(n)]++
+					case !newSeen:
+						t.Errorf("%s: %s at %s: new row %s in columns that are neither the table's then, of before nor as the transaction left it", in.name, c.Op, c.LSN, n)
 					}
 				}
 				changes++
@@ -426,10 +571,10 @@ CHECKPOINT;`)
 		}
 	}
 	p.Stop("fast")
-	if len(altered) != 3 {
-		t.Errorf("tables whose changes were read as altered: %v, want shape, spare and hist", altered)
+	if g, w := fmt.Sprint(altered), "map[cut:true cut2:true hist:true recut:true shape:true spare:true twice:true wander:true]"; g != w {
+		t.Errorf("tables whose changes were read as altered: %v, want %v", g, w)
 	}
-	t.Logf("PostgreSQL %d (%s): %d changes of %d transactions agree with the server's rows (%d old versions a rewrite copied); %d tables back to their rows and columns by the undo scripts", cfg.major, strings.ReplaceAll(strings.TrimSpace(cfg.conf), "\n", ", "), changes, len(incidents), copies, undone)
+	t.Logf("PostgreSQL %d (%s): %d changes of %d transactions agree with the server's rows (%d row versions equal to the table's as the transaction saw it at their statement, %d of them old versions a rewrite copied); %d tables back to their rows and columns by the undo scripts", cfg.major, strings.ReplaceAll(strings.TrimSpace(cfg.conf), "\n", ", "), changes, len(incidents), stepChecked, copies, undone)
 }
 
 // serverFormat prints values as a server with initdb's settings does.
@@ -448,6 +593,19 @@ func undoFormat(rel *rows.Relation, major int) *rows.Format {
 	f := &typeout.Formatter{Settings: st, Types: rel.Catalog, Major: major}
 	return &rows.Format{Text: f.Append, Literal: typeout.AppendLiteral,
 		Settings: "SET LOCAL DateStyle = 'ISO, MDY';\nSET LOCAL IntervalStyle = 'postgres';\nSET LOCAL extra_float_digits = 1;\n"}
+}
+
+// layoutSig is the columns a version of rel follows (its own, Row.Rel),
+// as step's query lists them: name, type oid and typmod.
+func layoutSig(rel *rows.Relation, row *rows.Row) string {
+	if row.Rel != nil {
+		rel = row.Rel
+	}
+	var cols []string
+	for _, c := range rel.Table.Columns {
+		cols = append(cols, fmt.Sprintf("%s %d %d", c.Attribute.Name, c.Attribute.TypID, c.Attribute.TypMod))
+	}
+	return strings.Join(cols, ", ")
 }
 
 // sameRows compares two lists of rows as multisets.
