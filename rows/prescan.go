@@ -1,8 +1,11 @@
 package rows
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/replay"
@@ -25,7 +28,16 @@ import (
 func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, ok bool, err error) {
 	opts := cfg.Options
 	opts.Start = cfg.Backup.StartLSN()
-	found, err := prescanWAL(cfg.WAL, opts, int(cfg.Backup.BlockSize()), cfg.XID, prescanSpanBytes)
+	var found *prescanFound
+	if p := cfg.Prescan; p != nil && p.wait() && p.opts == opts && p.xid == cfg.XID && p.blockSize == cfg.Backup.BlockSize() {
+		found, err = p.found, p.err
+		if found != nil {
+			found = &prescanFound{hold: maps.Clone(found.hold), subxacts: found.subxacts, version: found.version}
+		}
+	} else {
+		prescanReadings.Add(1)
+		found, err = prescanWAL(cfg.WAL, opts, int(cfg.Backup.BlockSize()), cfg.XID, prescanSpanBytes, nil)
+	}
 	if err != nil || found == nil {
 		return nil, nil, false, err
 	}
@@ -37,6 +49,57 @@ func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.X
 		found.hold[f] = true
 	}
 	return found.hold, found.subxacts, true, nil
+}
+
+// Prescan is Open's first reading of the WAL started ahead of it
+// (StartPrescan), while the caller opens the backup.
+type Prescan struct {
+	opts      xlog.Options // Start: the backup's start
+	xid       xlog.XID
+	blockSize uint32
+	stop      atomic.Bool
+	done      chan struct{}
+	found     *prescanFound
+	err       error
+}
+
+// StartPrescan starts, on other goroutines, the reading of the WAL that
+// Open does first with a backup (the files the transaction changes, see
+// Config.HoldAll), from start with pages of blockSize bytes (0: 8192),
+// before the backup is open: backup.ReadLabel gives its start ahead of
+// backup.Open, which inflates a compressed tar to its end (pg_control,
+// which gives BLCKSZ, is the last member). Open, given it as
+// Config.Prescan, waits for it and uses its answer if the opened backup
+// starts at start with pages of blockSize bytes and Config's Options and
+// XID are opts and x (Config.WAL must be wal), else reads again. Stop
+// ends it early; it must be called when Open is not (an error before).
+func StartPrescan(wal xlog.Source, opts xlog.Options, x xlog.XID, start xlog.LSN, blockSize uint32) *Prescan {
+	if blockSize == 0 {
+		blockSize = 8192
+	}
+	opts.Start = start
+	p := &Prescan{opts: opts, xid: x, blockSize: blockSize, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.found, p.err = prescanWAL(wal, opts, int(blockSize), x, prescanSpanBytes, &p.stop)
+	}()
+	return p
+}
+
+// Stop ends the reading and waits for its goroutines to end. A nil
+// Prescan's Stop does nothing.
+func (p *Prescan) Stop() {
+	if p != nil {
+		p.stop.Store(true)
+		<-p.done
+	}
+}
+
+// wait waits for the reading's end and tells whether it read to its end
+// (it was not stopped).
+func (p *Prescan) wait() bool {
+	<-p.done
+	return !p.stop.Load()
 }
 
 // prescanSpanBytes is the WAL one span of the prescan's parallel reading
@@ -62,16 +125,18 @@ type prescanFound struct {
 // end of the WAL, a gap, damage: the replay reads the same WAL and says
 // what it is, positioned), and ErrSubtransaction when a commit lists x as
 // a subtransaction before any end of x.
-func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, spanBytes int) (*prescanFound, error) {
+//
+// A stop set ends the reading early (nil, nil).
+func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, spanBytes int, stop *atomic.Bool) (*prescanFound, error) {
 	s, err := stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes})
 	if err != nil {
 		return nil, nil // the replay reports it, positioned
 	}
 	open := map[xlog.XID]map[decode.RelFileLocator]bool{} // the merged spans' files of transactions still open
-	var last *prescanPart                                   // the part that read x's end (or its commit as a subtransaction)
+	var last *prescanPart                                 // the part that read x's end (or its commit as a subtransaction)
 	res, err := stream.Run(s, stream.Job[*prescanPart]{
 		NewPart: func(stream.SpanInfo) *prescanPart {
-			return &prescanPart{x: x, dec: decode.NewDecoder(blockSize), files: map[xlog.XID]map[decode.RelFileLocator]bool{}}
+			return &prescanPart{x: x, dec: decode.NewDecoder(blockSize), files: map[xlog.XID]map[decode.RelFileLocator]bool{}, stop: stop}
 		},
 		Record: (*prescanPart).record,
 		Merge: func(p *prescanPart) error {
@@ -115,6 +180,7 @@ func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, s
 type prescanPart struct {
 	x     xlog.XID
 	dec   *decode.Decoder
+	stop  *atomic.Bool                                // Prescan.Stop's
 	files map[xlog.XID]map[decode.RelFileLocator]bool // per xid x or later, the main-fork files its heap records in this span change, since its end if the span read one
 	ended []xlog.XID                                  // the xids x or later whose end (or whose top-level transaction's) the span read, in WAL order
 	// x's end record, or the error naming the commit that lists x as a
@@ -126,6 +192,9 @@ type prescanPart struct {
 // record is a Job's Record: a record that does not decode ends the
 // reading (the replay says what it is).
 func (p *prescanPart) record(rec *xlog.Record) error {
+	if p.stop != nil && p.stop.Load() {
+		return errPrescanStopped
+	}
 	d, err := p.dec.Decode(rec)
 	if err != nil {
 		return err
@@ -169,6 +238,13 @@ func (p *prescanPart) record(rec *xlog.Record) error {
 	}
 	return nil
 }
+
+// prescanReadings counts the readings prescan does itself (not a
+// Prescan's), for the tests.
+var prescanReadings atomic.Int64
+
+// errPrescanStopped ends a reading Prescan.Stop stopped.
+var errPrescanStopped = errors.New("prescan stopped")
 
 // forget drops an ended transaction's files: it can change no more rows.
 // An earlier span may hold some too: the merge drops them there.

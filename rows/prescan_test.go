@@ -10,6 +10,7 @@ import (
 	"github.com/walscope/walscope/backup"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/internal/testwal"
+	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
@@ -209,7 +210,7 @@ func TestPrescanSpansEqualSequential(t *testing.T) {
 		held, subErrs, notFound := 0, 0, 0
 		for _, x := range xids {
 			want, wantErr := prescanSequential(in.wal, in.opts, in.block, x)
-			got, gotErr := prescanWAL(in.wal, in.opts, in.block, x, in.segBytes)
+			got, gotErr := prescanWAL(in.wal, in.opts, in.block, x, in.segBytes, nil)
 			if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
 				t.Errorf("%s xid %d: error %v, one reader's %v", in.name, x, gotErr, wantErr)
 				continue
@@ -241,4 +242,73 @@ func TestPrescanSpansEqualSequential(t *testing.T) {
 		t.Logf("%s: %d spans; %d xids equal (%d naming files, %d subtransactions refused, %d not found); %d transactions in two segments",
 			in.name, len(s.Spans()), len(xids), held, subErrs, notFound, straddling)
 	}
+}
+
+// TestStartPrescan: Open given the prescan started ahead of it (as `walscope
+// rows` starts it while the backup is opened) gives the same changes as
+// Open alone for every incident of fixtures/rows, and uses its answer
+// (one reading of the WAL before the replay, not two); started with
+// another block size or start than the backup's, Open reads again and
+// still gives the same; stopped at once, it ends.
+func TestStartPrescan(t *testing.T) {
+	root := testwal.Root(t)
+	dir := t.TempDir()
+	d := filepath.Join(root, "fixtures", "rows")
+	if err := testwal.UntarZstd(filepath.Join(d, "archive.tar.zst"), dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := backup.Open(filepath.Join(d, "base.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	wal, err := archive.Open(filepath.Join(dir, "archive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wal.Close()
+	label, err := backup.ReadLabel(filepath.Join(d, "base.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := xlog.Options{FollowHistory: true}
+	changes := func(x xlog.XID, pre *Prescan) ([]string, int64) {
+		t.Helper()
+		before := prescanReadings.Load()
+		res, err := Changes(Config{Backup: replay.OpenBackup(b), WAL: wal, Options: opts, XID: x, Prescan: pre})
+		if err != nil {
+			t.Fatalf("xid %d: %v", x, err)
+		}
+		defer res.Close()
+		var out []string
+		for _, c := range res.Changes {
+			out = append(out, fmt.Sprintf("%s %d %s %s %v %v %v", c.LSN, c.XID, c.Op, c.Rel.Name(), c.Old, c.New, c.Err))
+		}
+		return out, prescanReadings.Load() - before
+	}
+	facts := []xlog.XID{753, 773, 791, 804, 812, 823} // fixtures/rows/facts.json
+	compared := 0
+	for _, x := range facts {
+		want, n := changes(x, nil)
+		if len(want) == 0 || n != 1 {
+			t.Fatalf("xid %d: %d changes, %d readings before the replay", x, len(want), n)
+		}
+		for _, c := range []struct {
+			name      string
+			start     xlog.LSN
+			blockSize uint32
+			readings  int64
+		}{{"ahead", label.StartLSN, 0, 0}, {"other block size", label.StartLSN, 4096, 1}, {"other start", label.StartLSN + 0x1000, 0, 1}} {
+			pre := StartPrescan(wal, opts, x, c.start, c.blockSize)
+			got, n := changes(x, pre)
+			if !slices.Equal(got, want) || n != c.readings {
+				t.Errorf("xid %d, %s: %d changes (%d readings in Open), alone %d: equal %v", x, c.name, len(got), n, len(want), slices.Equal(got, want))
+			}
+			compared += len(got)
+		}
+	}
+	pre := StartPrescan(wal, opts, facts[0], label.StartLSN, 0)
+	pre.Stop()
+	pre.Stop()
+	t.Logf("%d changes equal with the prescan started ahead", compared)
 }

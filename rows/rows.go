@@ -90,6 +90,9 @@ type Config struct {
 	// HoldAll has the replay hold every page the WAL changes, instead of
 	// first reading the WAL once for the files the transaction needs.
 	HoldAll bool
+	// Prescan, if set, is that first reading started ahead of Open
+	// (StartPrescan), while the backup was being opened.
+	Prescan *Prescan
 
 	// Without a backup (Backup nil), what the WAL alone carries
 	// (walonly.go): the WAL is read from Start (0: its first segment),
@@ -397,6 +400,10 @@ func Open(cfg Config) (*Result, error) {
 			}
 			rc.Hold, rc.HoldCatalogs = func(f decode.RelFileLocator) bool { return hold[f] }, true
 			rc.WatchSubxacts = subxacts
+			// the prescan checked the CRC of every record the replay
+			// reads (the backup's start to the transaction's end, same
+			// files and options): once is enough
+			rc.Options.SkipCRC = true
 		}
 	}
 	r, end, lsn, err := runToCommit(rc, cfg.XID)

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/urfave/cli/v3"
+	"github.com/walscope/walscope/backup"
 	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rows"
@@ -117,6 +118,20 @@ func rowsAction(c *cli.Command) error {
 		}
 		cfg.BlockSize = uint32(bs)
 	} else {
+		// the WAL's first reading (the files the transaction changes)
+		// goes on while the backup is opened: from the backup's start,
+		// read ahead of the backup (rows.StartPrescan); opening a
+		// compressed tar inflates it to its end (pg_control is its last
+		// member)
+		if paths := c.StringSlice("backup"); len(paths) == 1 {
+			if l, err := backup.ReadLabel(paths[0]); err == nil {
+				if src, err := archive.Open(c.Args().Slice()...); err == nil {
+					cfg.WAL = src
+					cfg.Prescan = rows.StartPrescan(src, cfg.Options, cfg.XID, l.StartLSN, 0)
+					defer cfg.Prescan.Stop()
+				}
+			}
+		}
 		b, err := openBackup(c)
 		if err != nil {
 			return err
@@ -136,11 +151,13 @@ func rowsAction(c *cli.Command) error {
 			}
 		}
 	}
-	src, err := archive.Open(c.Args().Slice()...)
-	if err != nil {
-		return readerSetupError(err)
+	if cfg.WAL == nil {
+		src, err := archive.Open(c.Args().Slice()...)
+		if err != nil {
+			return readerSetupError(err)
+		}
+		cfg.WAL = src
 	}
-	cfg.WAL = src
 	// the changes are read one at a time as they are written (Open, not
 	// Changes): memory does not grow with the transaction's size
 	res, err := rows.Open(cfg)
