@@ -328,6 +328,12 @@ func (f *Format) writeInPlace(bw *bufio.Writer, res *Result, a *alteration, fail
 	})
 }
 
+// reshapedDrop tells whether rel is a table the transaction changed the
+// columns of and then dropped (rel is then as of before it).
+func (res *Result) reshapedDrop(rel *Relation) bool {
+	return rel.Before == nil && !rel.Created && res.pages != nil && len(res.pages.attrHist[relKey{rel.Database.OID, rel.Class.OID}]) > 0
+}
+
 // inBefore gives a version of rel, a table the transaction altered, in
 // the columns of rel.Before, by attribute number: a column its layout
 // lacks (dropped by the transaction) is Unknown.
@@ -414,6 +420,24 @@ func (f *Format) WriteUndo(w io.Writer, res *Result) error {
 		}
 		if c.Rel.Created {
 			continue // dropped below, rows and all
+		}
+		if res.reshapedDrop(c.Rel) {
+			// dropped after the transaction changed its columns: its
+			// rows at the DROP are in columns of the transaction's, which
+			// need not convert back; created again as it was before,
+			// with its rows of before (its last change, the DROP, comes
+			// first backward; its earlier ones are then left out)
+			if k := (emptiedKey{c.Op, c.LSN, c.Rel}); c.Op == Drop && k != group {
+				group = k
+				fmt.Fprintf(bw, "-- %s was dropped at %s after the transaction changed its columns: created again with its columns of before (constraints, indexes, defaults and grants are not) and its rows as of before the transaction\n", c.Rel.Name(), c.LSN)
+				bw.WriteString(c.Rel.Table.CreateTable(c.Rel.Name(), nil))
+				if err := f.eachRowBefore(bw, res, c.Rel, Drop, fail, func(line []byte, row *Row) ([]byte, error) {
+					return f.appendInsert(line, c.Rel, row)
+				}); err != nil {
+					return err
+				}
+			}
+			continue
 		}
 		// a table the transaction altered: put back as a whole above, or
 		// in place: its definition is back, its rows' changes undone in
