@@ -189,11 +189,23 @@ type prescanPart struct {
 	subErr error
 }
 
-// record is a Job's Record: a record that does not decode ends the
-// reading (the replay says what it is).
+// record is a Job's Record. Only the records that can matter are
+// decoded (heap records of transactions x or later, transaction
+// records): in WAL read for a transaction near its end, nearly none is.
+// A record that does not decode ends the reading, as the end of the WAL
+// does (the replay, which decodes every record, says what it is).
 func (p *prescanPart) record(rec *xlog.Record) error {
 	if p.stop != nil && p.stop.Load() {
 		return errPrescanStopped
+	}
+	switch rec.Header.Rmid {
+	case xlog.RmgrHeap, xlog.RmgrHeap2:
+		if xid := rec.Header.XID; xid == 0 || !atOrAfter(xid, p.x) {
+			return nil
+		}
+	case xlog.RmgrTransaction:
+	default:
+		return nil
 	}
 	d, err := p.dec.Decode(rec)
 	if err != nil {
@@ -203,9 +215,6 @@ func (p *prescanPart) record(rec *xlog.Record) error {
 	switch d.Header.Rmid {
 	case xlog.RmgrHeap, xlog.RmgrHeap2:
 		xid := d.Header.XID
-		if xid == 0 || !atOrAfter(xid, x) {
-			return nil
-		}
 		for i := range d.Blocks {
 			b := &d.Blocks[i]
 			if b.Fork() != decode.ForkMain {
