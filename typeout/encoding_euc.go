@@ -63,7 +63,7 @@ type eucEncoding struct {
 	ss3    []uint16     // eucJP: 0x8F and two bytes
 	planes [7][]uint16  // eucTW: 0x8E 0xA1+i and two bytes
 	wide   [][2]rune    // values eucWide+i
-	parts  map[byte]int // (at load) the parts read, for the generator's check
+	parts  map[byte]int // the parts loadEUC read and their lengths (TestEUCTable)
 }
 
 // eucEncodings are the encodings of encoding_euc.bin.zst, by pg_enc
