@@ -39,25 +39,31 @@ UNION ALL SELECT 'EUC_TW', decode('8e' || p.x || a.x || b.x, 'hex') FROM h p, h 
 // WALSCOPE_REGEN_ENCODINGS=1 it writes encoding_euc.bin.zst from the
 // server's answers for the valid codes instead (how it was made).
 //
-// WALSCOPE_ENCODING_VERSIONS=10,13,18 compares with those majors' servers
-// too (scripts/embedded-pg.sh), each a subtest.
+// WALSCOPE_TYPEOUT_VERSIONS=all (or e.g. 10,13,18) compares with those
+// majors' servers too (scripts/embedded-pg.sh), each a subtest.
 func TestMultibyteEncodingsAgainstServer(t *testing.T) {
 	for _, major := range encodingMajors(t) {
 		t.Run(fmt.Sprint(major), func(t *testing.T) { multibyteAgainstServer(t, major) })
 	}
 }
 
-// encodingMajors are 15 and the majors WALSCOPE_ENCODING_VERSIONS lists.
+// encodingMajors are 15 and the majors WALSCOPE_TYPEOUT_VERSIONS lists
+// (comma-separated, or "all": 10 to 18), as for TestAgainstOtherVersions.
 func encodingMajors(t *testing.T) []int {
+	env := os.Getenv("WALSCOPE_TYPEOUT_VERSIONS")
 	majors := []int{15}
-	for _, v := range strings.FieldsFunc(os.Getenv("WALSCOPE_ENCODING_VERSIONS"), func(r rune) bool { return r == ',' || r == ' ' }) {
+	if env == "all" {
+		return append(majors, 10, 11, 12, 13, 14, 16, 17, 18)
+	}
+	for _, v := range strings.Split(env, ",") {
+		if v = strings.TrimSpace(v); v == "" || v == "15" {
+			continue
+		}
 		m, err := strconv.Atoi(v)
 		if err != nil {
-			t.Fatalf("WALSCOPE_ENCODING_VERSIONS: %q", v)
+			t.Fatalf("WALSCOPE_TYPEOUT_VERSIONS: %v", err)
 		}
-		if m != 15 {
-			majors = append(majors, m)
-		}
+		majors = append(majors, m)
 	}
 	return majors
 }
@@ -315,7 +321,7 @@ func TestNameUTF8(t *testing.T) {
 // where the server's is 22021 (for SQL_ASCII ErrEncodingNotConverted):
 // every byte 0x80-0xFF alone and followed by every byte, and three and
 // four bytes around the edges of UTF-8 (0xe0, 0xed, 0xef, 0xf0, 0xf4,
-// 0xf5 and bytes 0x7f-0xc0 after). WALSCOPE_ENCODING_VERSIONS: other
+// 0xf5 and bytes 0x7f-0xc0 after). WALSCOPE_TYPEOUT_VERSIONS: other
 // majors too.
 func TestUTF8AgainstServer(t *testing.T) {
 	for _, major := range encodingMajors(t) {

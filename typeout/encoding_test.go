@@ -27,7 +27,7 @@ var serverSingleByte = []string{"LATIN1", "LATIN2", "LATIN3", "LATIN4", "LATIN5"
 // what AppendUTF8 gives, and pg_char_to_encoding names our number.
 // WALSCOPE_REGEN_ENCODINGS=1 writes encoding_table.go from the server's
 // answers instead (how it was made).
-// WALSCOPE_ENCODING_VERSIONS: other majors too (encodingMajors).
+// WALSCOPE_TYPEOUT_VERSIONS: other majors too (encodingMajors).
 func TestSingleByteEncodingsAgainstServer(t *testing.T) {
 	for _, major := range encodingMajors(t) {
 		t.Run(fmt.Sprint(major), func(t *testing.T) { singleByteAgainstServer(t, major) })
