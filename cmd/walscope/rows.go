@@ -314,7 +314,7 @@ func rowsParquet(c *cli.Command, res *rows.Result, text table.ValueText, bad *pr
 		return usageErr("transaction %d changed the definition of table %s (ALTER TABLE): its rows are in the columns of before and in those it left, and a Parquet file has one set of columns: give --format jsonl", res.XID, bf.Name())
 	}
 	p := rows.NewParquet(res.Relations[0])
-	meta := map[string]string{"walscope.relation": res.Relations[0].Name(), "walscope.xid": fmt.Sprint(res.XID)}
+	meta := map[string]string{"walscope.relation": table.ParquetName(res.Relations[0].Catalog, res.Relations[0].Name()), "walscope.xid": fmt.Sprint(res.XID)}
 	return writeParquet(c, p.Schema, meta, bad, func(w export.RowWriter) error {
 		var r export.Row
 		for ch, err := range res.All() {

@@ -121,6 +121,15 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 	if len(changes) != 3 || fmt.Sprint(changes[0]) != `[update public."表"]` {
 		t.Fatalf("rows: %v, want one update of public.\"表\"", changes)
 	}
+	for key, want := range map[string]string{"walscope.relation": `public."表"`, "walscope.table": "表"} {
+		var meta string
+		if err := db.QueryRow("SELECT decode(value) FROM parquet_kv_metadata('" + file + "') WHERE decode(key) = '" + key + "'").Scan(&meta); err != nil {
+			t.Fatal(err)
+		}
+		if meta != want {
+			t.Errorf("rows: %s %q, want %q", key, meta, want)
+		}
+	}
 	for i, image := range [][]string{jpBefore, jpAfter} {
 		for j, f := range pgtest.CopyFields(image[0]) {
 			if d := sameValue(t, "VARCHAR", changes[i+1][j], f); d != "" {
