@@ -186,8 +186,16 @@ SELECT e || ' ' || encode(c, 'hex') || ' ' || conv(c, e) FROM (`+eucSequences+`)
 			if v := parts[part]; v != nil {
 				raw = append(raw, byte(e.id), part)
 				raw = binary.LittleEndian.AppendUint32(raw, uint32(len(v)))
-				for _, x := range v {
-					raw = binary.LittleEndian.AppendUint16(raw, x)
+				diff := make([]uint16, len(v))
+				var prev uint16
+				for i, x := range v {
+					diff[i], prev = x-prev, x
+				}
+				for _, d := range diff {
+					raw = append(raw, byte(d))
+				}
+				for _, d := range diff {
+					raw = append(raw, byte(d>>8))
 				}
 			}
 		}
