@@ -37,9 +37,9 @@ var versionConfigs = []versionConfig{
 	{name: "17", major: 17, conf: "wal_level = replica\n"},
 }
 
-// TestVersions: on real servers of PostgreSQL 10 to 18 (15 with
+// TestVersions: on real servers of PostgreSQL 10 to 18 (13, 15 with
 // wal_level = logical and 18 by default, every installed one with
-// WALSCOPE_ROWS_VERSIONS=all), a workload of eight transactions, each with
+// WALSCOPE_ROWS_VERSIONS=all), a workload of transactions, each with
 // a released and a rolled-back savepoint while a second session commits
 // between its statements (DELETE with TOASTed values, UPDATE of every row
 // and of the key, INSERTs, DELETE then TRUNCATE then INSERT, UPDATE then
@@ -47,12 +47,17 @@ var versionConfigs = []versionConfig{
 // by COMMIT PREPARED; a CREATE TABLE with rows (one TOASTed, one updated),
 // given as inserts and dropped by the undo, beside an INSERT; an ALTER
 // TABLE adding a column and one rewriting a table, each named;
-// TRUNCATE, INSERT, TRUNCATE again (in place), INSERT)
+// TRUNCATE, INSERT, TRUNCATE again (in place), INSERT; a table moved to
+// another schema, one rewritten twice, tables altered then truncated,
+// truncated then altered, altered then dropped, rows changed between)
 // after an online base backup (the low-level API): for each,
 // Changes applied to the server's own row_to_json of the tables just
 // before BEGIN (each old row present when its change comes) gives exactly
 // its rows just after COMMIT, and as many changes per table and operation
-// as its statements made; then the undo scripts (Format.WriteUndo with the
+// as its statements made; every row version in the columns the table had
+// at its statement is the table's row as the transaction's own session
+// saw it just before that statement (old) or just after (new): a
+// rewrite's copies too; then the undo scripts (Format.WriteUndo with the
 // command's settings, written from Open's changes all spilled to the
 // replay's file and read back backward, identical to those written from
 // Changes), run on the same server from the last transaction to
@@ -313,15 +318,23 @@ CHECKPOINT;`)
 	// altered, then truncated: cut given a column (in place) and its
 	// rows changed before and after: the TRUNCATE gives the rows as they
 	// were then, each in its columns then. cut2 rewritten, a row of the
-	// rewrite's file changed, then truncated: the TRUNCATE cuts that file
-	// in place (made by the transaction), and the replay leaves out what
-	// it cut, the copies and the update: its rows are given as they were
-	// before the rewrite, truncated there, and Skipped says so
-	run("altertrunc", []string{"cut", "cut2"}, map[string]map[string]int{"cut": {"update": 4, "delete": 1, "truncate": 11, "insert": 1}, "cut2": {"truncate": 6, "insert": 1}},
+	// rewrite's file changed, then truncated: on 10 to 12 the TRUNCATE
+	// gives the table a new file, and its rows are those of the
+	// rewrite's file then; from 13 it cuts that file (made by the
+	// transaction) in place, and the replay leaves out what it cut, the
+	// copies and the update: the rows are given as they were before the
+	// rewrite, truncated there, and Skipped says so
+	cut2 := map[string]int{"update": 1, "truncate": 6, "insert": 1}
+	if cfg.major >= 13 {
+		cut2 = map[string]int{"truncate": 6, "insert": 1}
+	}
+	run("altertrunc", []string{"cut", "cut2"}, map[string]map[string]int{"cut": {"update": 4, "delete": 1, "truncate": 11, "insert": 1}, "cut2": cut2},
 		"UPDATE cut SET v = 'u' WHERE id = 1", "ALTER TABLE cut ADD COLUMN extra int", "UPDATE cut SET extra = id WHERE id <= 3",
 		"DELETE FROM cut WHERE id = 12", "ALTER TABLE cut2 ALTER COLUMN id TYPE bigint", "UPDATE cut2 SET v = 'x' WHERE id = 2",
 		"TRUNCATE cut, cut2", "INSERT INTO cut VALUES (1, 'again', 5)", "INSERT INTO cut2 VALUES (7, 'y')")
-	incidents[len(incidents)-1].skipped = "public.cut2: rewritten at"
+	if cfg.major >= 13 {
+		incidents[len(incidents)-1].skipped = "public.cut2: rewritten at"
+	}
 	// truncated, then altered: rows inserted after the TRUNCATE copied by
 	// a rewrite, one updated, then a column added with a default (on 10
 	// a second rewrite) and a row inserted
