@@ -267,7 +267,9 @@ func pickColumns(tab *table.Table, list string, skipGenerated bool) ([]int, erro
 		name = strings.TrimSpace(name)
 		found := -1
 		for i, c := range tab.Columns {
-			if c.Attribute.Name == name {
+			// as stored, or in UTF-8 (a terminal's) when the database's
+			// encoding is another
+			if c.Attribute.Name == name || table.ParquetName(tab.Relation().Catalog, c.Attribute.Name) == name {
 				found = i
 			}
 		}

@@ -21,7 +21,8 @@ import (
 // DuckDB gives each value as the server's `COPY ... TO STDOUT` with
 // client_encoding UTF8, the column names and the relation's name (the
 // file's walscope.relation) in UTF-8 as the server gives them
-// (convert_from); `--format copy` gives the stored bytes. `rows --format
+// (convert_from), and --columns takes the UTF-8 name; `--format copy`
+// gives the stored bytes. `rows --format
 // parquet` of an UPDATE in the EUC_JP database: the relation column and
 // the old_/new_ columns' names in UTF-8, their values the server's COPY
 // of the row before and after with client_encoding UTF8. A valid EUC_JP
@@ -98,6 +99,12 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 			if meta != want {
 				t.Errorf("%s: %s %q, want %q", e, key, meta, want)
 			}
+		}
+		// --columns in UTF-8
+		picked := filepath.Join(t.TempDir(), e+"-picked.parquet")
+		run(t, "table", "--backup", base, "--relation", rel, "--target-name", "euc", "--format", "parquet", "--columns", texts[e][0]+",id", "--out", picked, archive)
+		if got := describe(t, db, picked); fmt.Sprint(got) != fmt.Sprint([]duckColumn{{texts[e][0], "VARCHAR"}, {"id", "INTEGER"}}) {
+			t.Errorf("%s: --columns %s,id gives the columns %v", e, texts[e][0], got)
 		}
 		// --format copy: the bytes as stored, not UTF-8
 		stored := run(t, "table", "--backup", base, "--relation", rel, "--target-name", "euc", archive)
