@@ -41,7 +41,7 @@ type SpacingBlock struct {
 }
 
 // Set makes r rec's (its Blocks reused), without its time: HasTime is
-// false (SetTime reads it).
+// false (the reader sets Time from stats.RecordTime where it keeps it).
 func (r *SpacingRecord) Set(rec *decode.Record) {
 	*r = SpacingRecord{LSN: rec.LSN, TotLen: rec.Header.TotLen, FPILen: rec.FPILen, Rmid: rec.Header.Rmid, Info: rec.Header.Info,
 		Aborted: rec.Aborted != 0, PageSize: rec.PageSize, Blocks: r.Blocks[:0]}
@@ -52,11 +52,6 @@ func (r *SpacingRecord) Set(rec *decode.Record) {
 			ID:  b.ID, WillInit: b.WillInit(), HasImage: b.HasImage, Apply: b.Apply,
 			Compressed: b.Compression != decode.CompressNone, Hole: b.HoleLength > 0, ImageLen: b.ImageLen, DataLen: b.DataLen})
 	}
-}
-
-// SetTime sets r's time from rec (stats.RecordTime).
-func (r *SpacingRecord) SetTime(rec *decode.Record) {
-	r.Time, r.HasTime = stats.RecordTime(rec)
 }
 
 // Spacing runs WhatIf's checkpoint settings scenarios alone (each a
@@ -82,7 +77,12 @@ type SpacingState struct {
 	Images    uint64                 `json:"images"`
 	MeanImage float64                `json:"mean_image"`
 	Scenarios []SpacingScenarioState `json:"scenarios"`
-	Blocks    []SpacingTouch         `json:"-"`
+	// Blocks are the blocks seen, and Cycles, len(Scenarios) a block, the
+	// simulated cycle each last changed in, by scenario (SpacingUntouched:
+	// not since the scenario began). Pointer-free: a batch carries tens
+	// of thousands.
+	Blocks []stats.BlockKey `json:"-"`
+	Cycles []int32          `json:"-"`
 	// DroppedBlocks are the blocks seen before that State left out to
 	// stay within its bound (they are then taken as never seen).
 	DroppedBlocks int `json:"dropped_blocks,omitempty"`
@@ -107,13 +107,6 @@ type SpacingScenarioState struct {
 	First     uint64    `json:"first"`
 	Top       uint64    `json:"top"`
 	CkLen     uint32    `json:"ck_len"`
-}
-
-// SpacingTouch is a block and the simulated cycle it last changed in, by
-// scenario (SpacingUntouched: not since the scenario began).
-type SpacingTouch struct {
-	Key    stats.BlockKey
-	Cycles []int32
 }
 
 // SpacingUntouched marks a block a scenario has not seen change.
@@ -155,12 +148,12 @@ func NewSpacing(in WhatIfInput, sets []CheckpointSettings, st *SpacingState) *Sp
 		c.fixed = append(missed, c.fixed...)
 		c.lastAt = x.LastAt
 	}
-	for _, b := range st.Blocks {
-		if len(b.Cycles) != w.touchCols {
-			continue
+	if len(st.Cycles) == len(st.Blocks)*w.touchCols {
+		w.touch = make(map[stats.BlockKey]int32, len(st.Blocks))
+		for i, k := range st.Blocks {
+			w.touch[k] = int32(i)
 		}
-		w.touch[b.Key] = int32(len(w.touched) / w.touchCols)
-		w.touched = append(w.touched, b.Cycles...)
+		w.touched = st.Cycles // (st's, taken over)
 	}
 	sp.Dropped = st.DroppedBlocks
 	return sp
@@ -249,8 +242,16 @@ func (sp *Spacing) State(maxBlocks int) *SpacingState {
 			Estim: c.estim, First: c.first, Top: c.top, CkLen: c.ckLen})
 	}
 	all := len(w.touch) <= maxBlocks
+	// In the order the blocks were first seen (rows), the carried ones
+	// first: a state read back and written again keeps its order.
+	keys := make([]stats.BlockKey, len(w.touch))
 	for k, row := range w.touch {
-		cycles := w.touched[int(row)*w.touchCols : int(row+1)*w.touchCols]
+		keys[row] = k
+	}
+	st.Blocks = make([]stats.BlockKey, 0, len(w.touch))
+	st.Cycles = make([]int32, 0, len(w.touch)*w.touchCols)
+	for row, k := range keys {
+		cycles := w.touched[row*w.touchCols : (row+1)*w.touchCols]
 		keep := all
 		for i, s := range w.Scenarios {
 			keep = keep || cycles[i] == int32(s.ck.cycle)
@@ -259,7 +260,8 @@ func (sp *Spacing) State(maxBlocks int) *SpacingState {
 			st.DroppedBlocks++
 			continue
 		}
-		st.Blocks = append(st.Blocks, SpacingTouch{Key: k, Cycles: append([]int32(nil), cycles...)})
+		st.Blocks = append(st.Blocks, k)
+		st.Cycles = append(st.Cycles, cycles...)
 	}
 	return st
 }
