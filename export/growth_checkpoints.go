@@ -126,25 +126,25 @@ type spacingState struct {
 	NBlocks int         `json:"blocks"` // SpacingState.Blocks, after the JSON (encodeTouches)
 }
 
-// spacingSpan is a span's records as the simulation reads them, kept
-// compactly and free of pointers (a whatif.SpacingRecord per record, its
-// time and block slice included, made the append 28% dearer in CPU on
-// bench-append's dated archive, most of it growing the slice), in chunks
-// (never copied to grow): each record, then its blocks in blocks, the
-// times the records tell in times, and the hour each run of records falls
-// in.
+// spacingSpan is a span's records as the simulation reads them, encoded
+// in a byte stream of varints (addSpacing), and the hour each run of
+// records falls in. A whatif.SpacingRecord kept per record (its time and
+// block slice included) made the append 28% dearer in CPU on
+// bench-append's dated archive, most of it growing that slice; records and
+// blocks of fixed size in pooled chunks (24 and 16 bytes) 14%; the stream
+// is read back once, in order.
 type spacingSpan struct {
-	recs   chunks[spacingRec]
-	blocks chunks[spacingBlock]
-	// rels are the relation forks of blocks, relIndex their indexes
-	rels     []stats.RelKey
-	relIndex map[stats.RelKey]uint32
-	lastRel  stats.RelKey
-	lastIdx  uint32
-	// recent caches the last relation forks looked up (idx+1; 0: none)
+	buf   []byte
+	n     int      // records
+	first xlog.LSN // the first record's
+	last  xlog.LSN // the last record's
+	us    int64    // the last time told, in microseconds since the Unix epoch
+	// rels are the relation forks of blocks, relIndex their indexes;
+	// recent caches the last ones looked up (idx+1; 0: none)
+	rels       []stats.RelKey
+	relIndex   map[stats.RelKey]uint32
 	recent     [8]recentRel
 	nextRecent int
-	times      chunks[spacingTime]
 	hours      []spacingRun
 	scr        whatif.SpacingRecord
 	v          xlog.Version
@@ -155,31 +155,16 @@ type spacingSpan struct {
 	online [][2]xlog.LSN
 }
 
-// spacingRec is a record as whatif.SpacingRecord has it, less its time
-// and blocks (the next blocks of the span).
-type spacingRec struct {
-	lsn            xlog.LSN
-	totLen, fpiLen uint32
-	rmid           xlog.RmgrID
-	info           uint8
-	aborted        bool
-	blocks         uint8
-}
-
 type recentRel struct {
 	rel stats.RelKey
 	idx uint32
 }
 
-// spacingBlock is a whatif.SpacingBlock, its relation fork an index in
-// spacingSpan.rels.
-type spacingBlock struct {
-	block             uint32
-	rel               uint32
-	imageLen, dataLen uint16
-	id                uint8
-	flags             uint8 // spacingWillInit, ...
-}
+// Flags of a record and of a block in the stream.
+const (
+	spacingAborted = 1 << iota
+	spacingHasTime
+)
 
 const (
 	spacingWillInit = 1 << iota
@@ -189,122 +174,144 @@ const (
 	spacingHole
 )
 
-// spacingTime is the time record rec of the span tells.
-type spacingTime struct {
-	rec      int
-	unixNano int64
-}
-
 // spacingRun: records from index from on are in the hour of key.
 type spacingRun struct {
 	from int
 	key  growthKey
 }
 
-// chunks is an append-only list in chunks of chunkLen.
-type chunks[T any] struct {
-	c [][]T
-	n int
-}
+// spacingBufs are the streams of merged spans, reused.
+var spacingBufs sync.Pool
 
-const chunkLen = 4096
-
-func (l *chunks[T]) add(v T) {
-	if l.n%chunkLen == 0 {
-		l.c = append(l.c, newChunk[T]())
+// relIndexOf returns rk's index in sp.rels, adding it.
+func (sp *spacingSpan) relIndexOf(rk stats.RelKey) uint32 {
+	// the relations a record touches are few and recur: a small cache
+	// of the last ones before the map
+	for j := range sp.recent {
+		if c := &sp.recent[j]; c.idx > 0 && c.rel == rk {
+			return c.idx - 1
+		}
 	}
-	last := &l.c[len(l.c)-1]
-	*last = append(*last, v)
-	l.n++
-}
-
-func (l *chunks[T]) at(i int) *T { return &l.c[i/chunkLen][i%chunkLen] }
-
-// Chunks are reused from span to span (allocating and clearing them was
-// a third of the cost of keeping the records).
-var recChunks, blockChunks, timeChunks sync.Pool
-
-func chunkPool[T any]() *sync.Pool {
-	var v T
-	switch any(v).(type) {
-	case spacingRec:
-		return &recChunks
-	case spacingTime:
-		return &timeChunks
+	idx, ok := sp.relIndex[rk]
+	if !ok {
+		if sp.relIndex == nil {
+			sp.relIndex = map[stats.RelKey]uint32{}
+		}
+		idx = uint32(len(sp.rels))
+		sp.rels = append(sp.rels, rk)
+		sp.relIndex[rk] = idx
 	}
-	return &blockChunks
+	sp.recent[sp.nextRecent%len(sp.recent)] = recentRel{rk, idx + 1}
+	sp.nextRecent++
+	return idx
 }
 
-func newChunk[T any]() []T {
-	if c, ok := chunkPool[T]().Get().(*[]T); ok {
-		return (*c)[:0]
-	}
-	return make([]T, 0, chunkLen)
-}
-
-// free returns l's chunks to the pool.
-func (l *chunks[T]) free() {
-	p := chunkPool[T]()
-	for i := range l.c {
-		p.Put(&l.c[i])
-	}
-	*l = chunks[T]{}
-}
-
-// addSpacing keeps what the simulation reads of rec, in the hour of k.
+// addSpacing keeps what the simulation reads of rec, in the hour of k:
+// the LSN's distance from the record before, the lengths, the rmgr and
+// xl_info, the flags and the number of blocks, the time's distance from
+// the last time (microseconds, if it tells one), then per block the
+// relation fork's index, the block number, the block id, its flags, the
+// image's length (if it has one) and the data's.
 func (s *Span) addSpacing(rec *decode.Record, k growthKey) {
 	sp := &s.growth.spacing
 	if n := len(sp.hours); n == 0 || sp.hours[n-1].key.hour != k.hour || sp.hours[n-1].key.pending != k.pending {
-		sp.hours = append(sp.hours, spacingRun{from: sp.recs.n, key: growthKey{hour: k.hour, pending: k.pending}})
+		sp.hours = append(sp.hours, spacingRun{from: sp.n, key: growthKey{hour: k.hour, pending: k.pending}})
 	}
-	if t, ok := stats.RecordTime(rec); ok {
-		sp.times.add(spacingTime{rec: sp.recs.n, unixNano: t.UnixNano()})
+	if sp.buf == nil {
+		if b, ok := spacingBufs.Get().(*[]byte); ok {
+			sp.buf = (*b)[:0]
+		}
 	}
-	sp.recs.add(spacingRec{lsn: rec.LSN, totLen: rec.Header.TotLen, fpiLen: rec.FPILen, rmid: rec.Header.Rmid, info: rec.Header.Info,
-		aborted: rec.Aborted != 0, blocks: uint8(len(rec.Blocks))})
+	if sp.n == 0 {
+		sp.first, sp.last = rec.LSN, rec.LSN
+	}
+	b := binary.AppendUvarint(sp.buf, uint64(rec.LSN-sp.last))
+	sp.last = rec.LSN
+	b = binary.AppendUvarint(b, uint64(rec.Header.TotLen))
+	b = binary.AppendUvarint(b, uint64(rec.FPILen))
+	var f byte
+	if rec.Aborted != 0 {
+		f |= spacingAborted
+	}
+	t, hasTime := stats.RecordTime(rec)
+	if hasTime {
+		f |= spacingHasTime
+	}
+	b = append(b, byte(rec.Header.Rmid), rec.Header.Info, f, byte(len(rec.Blocks)))
+	if hasTime {
+		us := t.UnixMicro()
+		b = binary.AppendVarint(b, us-sp.us)
+		sp.us = us
+	}
 	for i := range rec.Blocks {
-		b := &rec.Blocks[i]
-		rk := stats.RelKey{RelFileLocator: b.Rel, Fork: b.Fork()}
-		if rk != sp.lastRel || len(sp.rels) == 0 {
-			// the relations a record touches are few and recur: a small
-			// cache of the last ones before the map (a map lookup per
-			// block was a tenth of the cost)
-			idx, ok := uint32(0), false
-			for j := range sp.recent {
-				if c := &sp.recent[j]; c.rel == rk && c.idx > 0 {
-					idx, ok = c.idx-1, true
-					break
-				}
-			}
-			if !ok {
-				idx, ok = sp.relIndex[rk]
-				sp.recent[sp.nextRecent%len(sp.recent)] = recentRel{rk, idx + 1}
-				sp.nextRecent++
-			}
-			if !ok {
-				if sp.relIndex == nil {
-					sp.relIndex = map[stats.RelKey]uint32{}
-				}
-				idx = uint32(len(sp.rels))
-				sp.rels = append(sp.rels, rk)
-				sp.relIndex[rk] = idx
-				sp.recent[(sp.nextRecent-1)%len(sp.recent)].idx = idx + 1
-			}
-			sp.lastRel, sp.lastIdx = rk, idx
-		}
-		var f uint8
-		for bit, on := range [...]bool{b.WillInit(), b.HasImage, b.Apply, b.Compression != decode.CompressNone, b.HoleLength > 0} {
+		bl := &rec.Blocks[i]
+		var bf byte
+		for bit, on := range [...]bool{bl.WillInit(), bl.HasImage, bl.Apply, bl.Compression != decode.CompressNone, bl.HoleLength > 0} {
 			if on {
-				f |= 1 << bit
+				bf |= 1 << bit
 			}
 		}
-		sp.blocks.add(spacingBlock{block: b.Block, rel: sp.lastIdx, imageLen: b.ImageLen, dataLen: b.DataLen, id: b.ID, flags: f})
+		b = binary.AppendUvarint(b, uint64(sp.relIndexOf(stats.RelKey{RelFileLocator: bl.Rel, Fork: bl.Fork()})))
+		b = binary.AppendUvarint(b, uint64(bl.Block))
+		b = append(b, bl.ID, bf)
+		if bl.HasImage {
+			b = binary.AppendUvarint(b, uint64(bl.ImageLen))
+		}
+		b = binary.AppendUvarint(b, uint64(bl.DataLen))
 	}
+	sp.buf = b
+	sp.n++
 	sp.v, sp.seg, sp.page = rec.Version, rec.SegSize, rec.PageSize
 	if rec.Header.Rmid == xlog.RmgrXLOG && rec.Header.Info&0xF0 == 0x10 { // CHECKPOINT_ONLINE
 		if cp, ok := rmgr.Checkpoint(rec); ok {
 			sp.online = append(sp.online, [2]xlog.LSN{rec.LSN, cp.Redo})
 		}
+	}
+}
+
+// spacingReader reads a span's stream back.
+type spacingReader struct {
+	buf  []byte
+	lsn  xlog.LSN
+	us   int64
+	rels []stats.RelKey
+}
+
+func (rd *spacingReader) uvarint() uint64 {
+	v, n := binary.Uvarint(rd.buf)
+	rd.buf = rd.buf[n:]
+	return v
+}
+
+// next reads the next record into r.
+func (rd *spacingReader) next(r *whatif.SpacingRecord) {
+	rd.lsn += xlog.LSN(rd.uvarint())
+	r.LSN = rd.lsn
+	r.TotLen = uint32(rd.uvarint())
+	r.FPILen = uint32(rd.uvarint())
+	r.Rmid, r.Info = xlog.RmgrID(rd.buf[0]), rd.buf[1]
+	f, nb := rd.buf[2], int(rd.buf[3])
+	rd.buf = rd.buf[4:]
+	r.Aborted, r.HasTime = f&spacingAborted != 0, f&spacingHasTime != 0
+	if r.HasTime {
+		d, n := binary.Varint(rd.buf)
+		rd.buf = rd.buf[n:]
+		rd.us += d
+		r.Time = time.UnixMicro(rd.us).UTC()
+	}
+	r.Blocks = r.Blocks[:0]
+	for range nb {
+		rel := rd.rels[rd.uvarint()]
+		block := uint32(rd.uvarint())
+		id, bf := rd.buf[0], rd.buf[1]
+		rd.buf = rd.buf[2:]
+		var imageLen uint16
+		if bf&spacingHasImage != 0 {
+			imageLen = uint16(rd.uvarint())
+		}
+		r.Blocks = append(r.Blocks, whatif.SpacingBlock{Key: stats.BlockKey{RelKey: rel, Block: block}, ID: id,
+			WillInit: bf&spacingWillInit != 0, HasImage: bf&spacingHasImage != 0, Apply: bf&spacingApply != 0,
+			Compressed: bf&spacingCompressed != 0, Hole: bf&spacingHole != 0, ImageLen: imageLen, DataLen: uint16(rd.uvarint())})
 	}
 }
 
@@ -401,11 +408,11 @@ func (t *spacingTrack) cell(k growthKey) *spacingCell {
 func (e *Exporter) mergeSpacing(s *Span, beforeHour int64, before bool) {
 	sp := &s.growth.spacing
 	t := &e.growth.spacing
-	if sp.recs.n == 0 {
+	if sp.n == 0 {
 		return
 	}
 	if t.sim == nil && t.err == nil {
-		e.startSpacing(sp.recs.at(0).lsn, sp.page, sp.v, sp.seg)
+		e.startSpacing(sp.first, sp.page, sp.v, sp.seg)
 	}
 	if t.err != nil {
 		return
@@ -424,11 +431,11 @@ func (e *Exporter) mergeSpacing(s *Span, beforeHour int64, before bool) {
 	}
 	n := len(t.scenarios)
 	was := make([]whatif.SpacingTotals, n)
-	block, tm := 0, 0
+	rd := spacingReader{buf: sp.buf, lsn: sp.first, rels: sp.rels}
 	r := &sp.scr
 	r.PageSize = sp.page
 	for h, run := range sp.hours {
-		to := sp.recs.n
+		to := sp.n
 		if h+1 < len(sp.hours) {
 			to = sp.hours[h+1].from
 		}
@@ -436,22 +443,8 @@ func (e *Exporter) mergeSpacing(s *Span, beforeHour int64, before bool) {
 			was[i] = t.sim.Totals(i)
 		}
 		var bytes uint64
-		for i := run.from; i < to; i++ {
-			x := sp.recs.at(i)
-			r.LSN, r.TotLen, r.FPILen, r.Rmid, r.Info, r.Aborted = x.lsn, x.totLen, x.fpiLen, x.rmid, x.info, x.aborted
-			r.Blocks = r.Blocks[:0]
-			for range x.blocks {
-				b := sp.blocks.at(block)
-				r.Blocks = append(r.Blocks, whatif.SpacingBlock{Key: stats.BlockKey{RelKey: sp.rels[b.rel], Block: b.block}, ID: b.id,
-					WillInit: b.flags&spacingWillInit != 0, HasImage: b.flags&spacingHasImage != 0, Apply: b.flags&spacingApply != 0,
-					Compressed: b.flags&spacingCompressed != 0, Hole: b.flags&spacingHole != 0, ImageLen: b.imageLen, DataLen: b.dataLen})
-				block++
-			}
-			r.HasTime = tm < sp.times.n && sp.times.at(tm).rec == i
-			if r.HasTime {
-				r.Time = time.Unix(0, sp.times.at(tm).unixNano).UTC()
-				tm++
-			}
+		for range to - run.from {
+			rd.next(r)
 			t.sim.Add(r)
 			bytes += uint64(r.TotLen)
 		}
@@ -473,9 +466,10 @@ func (e *Exporter) mergeSpacing(s *Span, beforeHour int64, before bool) {
 			}
 		}
 	}
-	sp.recs.free()
-	sp.blocks.free()
-	sp.times.free()
+	if sp.buf != nil {
+		b := sp.buf[:0]
+		spacingBufs.Put(&b)
+	}
 	*sp = spacingSpan{}
 }
 

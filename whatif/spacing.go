@@ -149,10 +149,10 @@ func NewSpacing(in WhatIfInput, sets []CheckpointSettings, st *SpacingState) *Sp
 		c.lastAt = x.LastAt
 	}
 	if len(st.Cycles) == len(st.Blocks)*w.touchCols {
-		w.touch = make(map[stats.BlockKey]int32, len(st.Blocks))
 		for i, k := range st.Blocks {
-			w.touch[k] = int32(i)
+			w.touch.rel(k.RelKey)[k.Block] = int32(i)
 		}
+		w.touch.n = len(st.Blocks)
 		w.touched = st.Cycles // (st's, taken over)
 	}
 	sp.Dropped = st.DroppedBlocks
@@ -241,15 +241,17 @@ func (sp *Spacing) State(maxBlocks int) *SpacingState {
 			Started: c.started, Running: c.running, Spread: c.spread, Pending: c.pending, Wrote: c.wrote, EndRecord: c.endRecord, FixedAt: c.fixedAt,
 			Estim: c.estim, First: c.first, Top: c.top, CkLen: c.ckLen})
 	}
-	all := len(w.touch) <= maxBlocks
+	all := w.touch.n <= maxBlocks
 	// In the order the blocks were first seen (rows), the carried ones
 	// first: a state read back and written again keeps its order.
-	keys := make([]stats.BlockKey, len(w.touch))
-	for k, row := range w.touch {
-		keys[row] = k
+	keys := make([]stats.BlockKey, w.touch.n)
+	for rk, rows := range w.touch.rels {
+		for b, row := range rows {
+			keys[row] = stats.BlockKey{RelKey: rk, Block: b}
+		}
 	}
-	st.Blocks = make([]stats.BlockKey, 0, len(w.touch))
-	st.Cycles = make([]int32, 0, len(w.touch)*w.touchCols)
+	st.Blocks = make([]stats.BlockKey, 0, w.touch.n)
+	st.Cycles = make([]int32, 0, w.touch.n*w.touchCols)
 	for row, k := range keys {
 		cycles := w.touched[row*w.touchCols : (row+1)*w.touchCols]
 		keep := all
