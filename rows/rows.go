@@ -643,6 +643,8 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	altered := map[relKey]bool{}
 	var alteredOrder []relKey
 	var switches, transient []fileSwitch
+	lastSwitch := map[relKey]xlog.LSN{}
+	rewritten := map[xlog.LSN]bool{} // a switch of a rewrite (transient table)
 	for c, err := range changes.All() {
 		if err != nil {
 			return err
@@ -728,13 +730,28 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				continue
 			}
 			// TRUNCATE leaves the new file with the transaction's rows
-			// only (invisible before its commit); a rewrite (VACUUM FULL,
-			// CLUSTER) copies the visible rows into it
+			// only (invisible before its commit); a rewrite through a
+			// transient table (make_new_heap: ALTER TABLE's, CLUSTER)
+			// copies the rows into it, as inserts or as pages; SET
+			// TABLESPACE copies the file
+			rk := relKey{c.Rel.DBOID, newC.OID}
+			rewrite := false
+			for _, tr := range transient {
+				rewrite = rewrite || tr.rel == rk && tr.lsn > lastSwitch[rk]
+			}
+			lastSwitch[rk] = c.LSN
 			visible := 0
 			b.r.VisibleTuples(loc, func(uint32, uint16, []byte) error { visible++; return errStop })
-			if visible == 0 {
-				b.events[c.LSN] = append(b.events[c.LSN], event{op: Truncate, rel: relKey{c.Rel.DBOID, newC.OID}})
-				switches = append(switches, fileSwitch{c.LSN, relKey{c.Rel.DBOID, newC.OID}, loc})
+			if rewrite || visible == 0 {
+				// told apart below by the copies
+				b.events[c.LSN] = append(b.events[c.LSN], event{op: Truncate, rel: rk})
+				switches = append(switches, fileSwitch{c.LSN, rk, loc})
+				rewritten[c.LSN] = rewrite
+			} else {
+				// the rows copied as they were (their xmin kept): a
+				// TRUNCATE or DROP after it gives the rows of the new file
+				// (window.file)
+				b.events[c.LSN] = append(b.events[c.LSN], event{rel: rk, rewrite: true, file: loc})
 			}
 		}
 	}
@@ -760,26 +777,31 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				copied[c.Rel] = true
 			}
 		}
-		for i, sw := range switches {
+		for _, sw := range switches {
 			if !copied[sw.file] {
-				// a rewrite (its transient table made since the table's
-				// previous switch) whose copies are not among the
-				// changes: a TRUNCATE of the new file in place cut them,
-				// and the transaction's changes to them (replay's
+				if !rewritten[sw.lsn] {
+					continue // a TRUNCATE
+				}
+				if b.keptXmin(sw.file) {
+					// CLUSTER: the rows copied as pages (rewriteheap.c,
+					// their xmin kept), not inserts: a TRUNCATE or DROP
+					// after it gives the rows of the new file
+					kept := b.events[sw.lsn][:0]
+					for _, e := range b.events[sw.lsn] {
+						if e.op != Truncate || e.rel != sw.rel {
+							kept = append(kept, e)
+						}
+					}
+					b.events[sw.lsn] = append(kept, event{rel: sw.rel, rewrite: true, file: sw.file})
+					continue
+				}
+				// a rewrite whose copies are not among the changes nor
+				// on the pages: a TRUNCATE of the new file in place cut
+				// them, and the transaction's changes to them (replay's
 				// ChangeList leaves out what a truncation cut). The
 				// table's rows are given as they were before the rewrite
 				// (or none, if it had none), truncated there
-				from := xlog.LSN(0)
-				for _, p := range switches[:i] {
-					if p.rel == sw.rel {
-						from = p.lsn
-					}
-				}
-				for _, tr := range transient {
-					if tr.rel == sw.rel && tr.lsn > from && tr.lsn < sw.lsn {
-						b.cutRewrite[sw.lsn] = append(b.cutRewrite[sw.lsn], sw.rel)
-					}
-				}
+				b.cutRewrite[sw.lsn] = append(b.cutRewrite[sw.lsn], sw.rel)
 				continue
 			}
 			b.copies[sw.file] = sw.lsn
@@ -873,7 +895,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				return err
 			}
 			if g != nil && g.n > 0 && slices.Contains(b.cutRewrite[c.LSN], e.rel) {
-				b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: rewritten at %s (ALTER TABLE) and then truncated by the transaction, which cut the rewrite's file in place: what the transaction did to its rows between is not in the changes read, its %d rows are given as truncated at the rewrite, as they were before it", g.rel.Name(), c.LSN, g.n))
+				b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: rewritten at %s (ALTER TABLE, CLUSTER) and then truncated by the transaction, which cut the rewrite's file in place: what the transaction did to its rows between is not in the changes read, its %d rows are given as truncated at the rewrite, as they were before it", g.rel.Name(), c.LSN, g.n))
 			}
 			if g != nil {
 				b.groups[idx] = append(b.groups[idx], g)
@@ -884,6 +906,32 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	}
 	b.count = idx + 1
 	return nil
+}
+
+// keptXmin tells whether file holds a tuple another transaction than
+// this one inserted: the rows a CLUSTER copied there as they were (a
+// file the transaction made holds no other, unless so copied).
+func (b *builder) keptXmin(file decode.RelFileLocator) bool {
+	n, err := b.r.NBlocks(file, decode.ForkMain)
+	if err != nil {
+		return false
+	}
+	var page []byte
+	var tups []rmgr.HeapTuple
+	for blk := range n {
+		if page, _, err = b.r.Page(page[:0], file, decode.ForkMain, blk); err != nil {
+			return false
+		}
+		if tups, err = rmgr.PageTuples(tups[:0], b.r.Version(), page, file, decode.ForkMain, blk); err != nil {
+			return false
+		}
+		for _, t := range tups {
+			if t.HasHeader && !slices.Contains(b.xids, xlog.XID(t.Xmin)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rowKey says whether a change is one of a table's rows (not a catalog's,

@@ -153,6 +153,10 @@ CREATE TABLE gone (id int PRIMARY KEY, v text, n int);
 INSERT INTO gone SELECT g, 'g' || g, g FROM generate_series(1, 10) g;
 CREATE TABLE gone2 (id int, v text);
 INSERT INTO gone2 SELECT g, 'h' || g FROM generate_series(1, 8) g;
+CREATE TABLE cl (id int PRIMARY KEY, v text);
+INSERT INTO cl SELECT g, 'l' || g FROM generate_series(12, 1, -1) g;
+CREATE TABLE cl2 (id int PRIMARY KEY, v text);
+INSERT INTO cl2 SELECT g, 'm' || g FROM generate_series(12, 1, -1) g;
 CHECKPOINT;`)
 	p.BaseBackup(t, base)
 	a, hb := p.Session(t, "a"), p.Session(t, "hb")
@@ -352,6 +356,23 @@ CHECKPOINT;`)
 		"ALTER TABLE gone ADD COLUMN z int", "DELETE FROM gone WHERE id = 3", "DROP TABLE gone",
 		"ALTER TABLE gone2 ADD COLUMN z int DEFAULT 4", "UPDATE gone2 SET v = 'w' WHERE id <= 2", "DROP TABLE gone2")
 	incidents[len(incidents)-1].loose = map[string]bool{"gone": true, "gone2": true}
+	// CLUSTER (a rewrite keeping the rows' xmin: their copies are pages,
+	// not inserts) between changes, then DROP TABLE: the DROP gives the
+	// rows of the new file then. cl2 clustered, a row changed, then
+	// truncated: as cut2 above (from 13 the rows as of the CLUSTER,
+	// truncated there, warned)
+	cl2 := map[string]int{"update": 2, "truncate": 12, "insert": 1}
+	if cfg.major >= 13 {
+		cl2 = map[string]int{"update": 1, "truncate": 12, "insert": 1}
+	}
+	run("cluster", []string{"cl", "cl2"}, map[string]map[string]int{"cl": {"update": 2, "delete": 1, "drop": 11}, "cl2": cl2},
+		"UPDATE cl SET v = 'a' WHERE id = 1", "CLUSTER cl USING cl_pkey", "UPDATE cl SET v = 'b' WHERE id = 2",
+		"DELETE FROM cl WHERE id = 3", "DROP TABLE cl",
+		"UPDATE cl2 SET v = 'a' WHERE id = 1", "CLUSTER cl2 USING cl2_pkey", "UPDATE cl2 SET v = 'b' WHERE id = 2",
+		"TRUNCATE cl2", "INSERT INTO cl2 VALUES (100, 'n')")
+	if cfg.major >= 13 {
+		incidents[len(incidents)-1].skipped = "public.cl2: rewritten at"
+	}
 	switchWAL := "SELECT pg_switch_wal()"
 	if cfg.major < 10 {
 		switchWAL = "SELECT pg_switch_xlog()"
