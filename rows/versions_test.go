@@ -309,14 +309,17 @@ CHECKPOINT;`)
 	// a table rewritten twice (ALTER COLUMN TYPE, then again), its rows
 	// changed before, between (in the file the second rewrite replaced,
 	// a column renamed there, one row TOASTed: its value in the first
-	// rewrite's TOAST table, dropped by the second) and after: each
-	// version in the columns the table had at its change; undone as a
-	// whole
+	// rewrite's TOAST table, dropped by the second) and after, and a
+	// third rewrite, rows changed and a column added in a savepoint
+	// rolled back (none of it a change): each version in the columns
+	// the table had at its change; undone as a whole
 	run("rewrite2", []string{"twice"}, map[string]map[string]int{"twice": {"update": 8, "delete": 2, "insert": 2}},
 		"UPDATE twice SET v = v || '!' WHERE id <= 3", "ALTER TABLE twice ALTER COLUMN n TYPE bigint",
 		"UPDATE twice SET n = n + 1 WHERE id BETWEEN 3 AND 5", "ALTER TABLE twice RENAME COLUMN v TO w",
 		"DELETE FROM twice WHERE id = 6", "INSERT INTO twice VALUES (50, 'mid', 5)",
 		"SAVEPOINT r", "UPDATE twice SET n = 0", "ROLLBACK TO r",
+		"SAVEPOINT r2", "ALTER TABLE twice ALTER COLUMN n TYPE numeric", "UPDATE twice SET n = n / 3", "ALTER TABLE twice ADD COLUMN q int",
+		"ROLLBACK TO r2",
 		"ALTER TABLE twice ALTER COLUMN n TYPE text", "UPDATE twice SET w = 'after' WHERE id IN (2, 50)",
 		"DELETE FROM twice WHERE id = 4", "INSERT INTO twice VALUES (51, 'last', 'x')")
 	// altered, then truncated: cut given a column (in place) and its
