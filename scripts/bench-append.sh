@@ -30,7 +30,11 @@
 # the runs got; the load averages are printed before and after).
 # APPEND_FLAGS="--no-merge" adds flags to the timed append (the nights
 # before are appended without them); WALSCOPE_BIN=PATH measures that binary
-# rather than a build of the checkout. Then `go test -bench ReadManifest ./export` (10^5 segments
+# rather than a build of the checkout (with ALONE_BIN=PATH, the day alone
+# is exported by that one: an older build's append against the same
+# export). What an append records that the day alone does not: each
+# segment's CRC-32C (SHA-256 before manifest version 2), the growth
+# aggregate with its sampled image sizing and checkpoint spacing replay. Then `go test -bench ReadManifest ./export` (10^5 segments
 # in 1,000 batch manifests, read and checked). Run as root (the server runs
 # as postgres). Measures; asserts nothing.
 set -euo pipefail
@@ -52,6 +56,7 @@ else
   (cd "$root" && go build -o "$B/walscope" ./cmd/walscope)
   ws="$B/walscope"
 fi
+alone=${ALONE_BIN:+$(realpath "$ALONE_BIN")}
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # secs CMD...: "WALL CPU" seconds of a run, to the millisecond (bash's
 # time: /usr/bin/time's hundredths were a sixth of a 60 ms night).
@@ -101,7 +106,7 @@ measure() {
       rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
       # shellcheck disable=SC2086 # APPEND_FLAGS: words
       secs "$ws" export --append ds.run -q ${APPEND_FLAGS:-} "$all" >>a.txt
-      rm -rf out; secs "$ws" export --out out -q alone-in >>b.txt
+      rm -rf out; secs "${alone:-$ws}" export --out out -q alone-in >>b.txt
     done
     a=$(cut -d' ' -f1 a.txt | median); b=$(cut -d' ' -f1 b.txt | median)
     acpu=$(cut -d' ' -f2 a.txt | median); bcpu=$(cut -d' ' -f2 b.txt | median)
