@@ -35,11 +35,10 @@ import (
 //     decides over the period from what each day stated and showed
 //     (whatif.LevelGuesser's rules), as whatif decides it over its stream.
 //
-// Checkpoint spacing (whatif's checkpoint_distance, max_wal_size,
-// checkpoint_timeout) is not estimated here: it needs every block a
-// checkpoint cycle touched (a map lookup per block reference, state
-// carried across spans and nights) and a simulated checkpointer in WAL
-// order, which the parallel spans of an append do not give cheaply.
+// Checkpoint spacing (whatif's max_wal_size and checkpoint_timeout
+// scenarios) needs every block a checkpoint cycle touched and a simulated
+// checkpointer in WAL order, carried across spans and nights: it is
+// growth_checkpoints.go's.
 //
 // A relation created by a transaction still open at the end of a span is
 // carried to the spans after it (Exporter.Merge is in WAL order). A span

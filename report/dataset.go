@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -279,6 +281,27 @@ func WriteDatasetReport(w io.Writer, dataset string, r *growth.Report, generated
 			v.SettingsNote += fmt.Sprintf(" %d days not recorded (batches written before the estimate), left out: %s to %s.", n, st.NotRecorded[0], st.NotRecorded[n-1])
 		}
 	}
+	if sp := r.Spacing; sp != nil && (sp.Days > 0 || len(sp.NotRecorded) > 0) {
+		v.Spacing = reportTable{Columns: []string{"scenario", "settings", "record bytes saved", "of the bytes", "checkpoints"}, Numeric: []bool{false, false, true, true, true}}
+		for _, sc := range sp.Scenarios {
+			sets := make([]string, len(sc.Settings))
+			for i, c := range sc.Settings {
+				sets[i] = growth.SettingsLabel(c)
+			}
+			v.Spacing.Rows = append(v.Spacing.Rows, []string{sc.Scenario, strings.Join(sets, "; "), format.FormatBytes(float64(sc.SavedBytes)), fmt.Sprintf("%.1f%%", sc.Percent), strconv.Itoa(sc.Checkpoints)})
+		}
+		current := make([]string, len(sp.Current))
+		for i, c := range sp.Current {
+			current[i] = growth.SettingsLabel(c)
+		}
+		v.SpacingNote = fmt.Sprintf("Over %d days (%s of records; the stream's %s), simulated at append time as walscope whatif does (negative: closer checkpoints would cost).", sp.Days, format.FormatBytes(float64(sp.Bytes)), orDash(strings.Join(current, "; ")))
+		if len(sp.Assumed) > 0 {
+			v.SpacingNote += " Assumed: " + strings.Join(sp.Assumed, ", ") + "."
+		}
+		if n := len(sp.NotRecorded); n > 0 {
+			v.SpacingNote += fmt.Sprintf(" %d days not recorded (batches written before the estimate), left out: %s to %s.", n, sp.NotRecorded[0], sp.NotRecorded[n-1])
+		}
+	}
 	return datasetTemplate().Execute(w, v)
 }
 
@@ -301,6 +324,8 @@ type datasetView struct {
 	WhatIfNote       string
 	Settings         reportTable
 	SettingsNote     string
+	Spacing          reportTable
+	SpacingNote      string
 	NotComputed      []string
 }
 
@@ -346,5 +371,8 @@ table.kv th { width: 16em; font-weight: normal; background: #f5f5f5; }
 {{if .Settings.Rows}}<h2 id="settings">What other settings would have saved</h2>
 <p class="note">{{.SettingsNote}}</p>
 {{template "table" .Settings}}{{end}}
+{{if .Spacing.Rows}}<h2 id="spacing">What other checkpoint spacing would have saved</h2>
+<p class="note">{{.SpacingNote}}</p>
+{{template "table" .Spacing}}{{end}}
 {{range .NotComputed}}<p class="note">Not computed: {{.}}</p>{{end}}
 ` + reportTail
