@@ -1,10 +1,12 @@
 package rows
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
@@ -24,31 +26,33 @@ import (
 // spares the replay the pages of every other table (issue 27's speed
 // goal). It also returns the subtransactions the commit lists, so that
 // the replay watches only those. ok is false when the end record was not
-// found: the caller holds everything and lets the replay say why.
-func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, ok bool, err error) {
+// found: the caller holds everything and lets the replay say why. checked
+// says that it read (and so CRC-checked) every record from the backup's
+// start to the end record, which the replay reads again.
+func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, checked, ok bool, err error) {
 	opts := cfg.Options
 	opts.Start = cfg.Backup.StartLSN()
 	var found *prescanFound
 	if p := cfg.Prescan; p != nil && p.wait() && p.opts == opts && p.xid == cfg.XID && p.blockSize == cfg.Backup.BlockSize() {
 		found, err = p.found, p.err
 		if found != nil {
-			found = &prescanFound{hold: maps.Clone(found.hold), subxacts: found.subxacts, version: found.version}
+			found = &prescanFound{hold: maps.Clone(found.hold), subxacts: found.subxacts, version: found.version, from: found.from}
 		}
 	} else {
 		prescanReadings.Add(1)
 		found, err = prescanWAL(cfg.WAL, opts, int(cfg.Backup.BlockSize()), cfg.XID, prescanSpanBytes, nil)
 	}
 	if err != nil || found == nil {
-		return nil, nil, false, err
+		return nil, nil, false, false, err
 	}
 	toast, err := replay.ToastFiles(cfg.Backup, found.version)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, false, err
 	}
 	for _, f := range toast {
 		found.hold[f] = true
 	}
-	return found.hold, found.subxacts, true, nil
+	return found.hold, found.subxacts, found.from == opts.Start, true, nil
 }
 
 // Prescan is Open's first reading of the WAL started ahead of it
@@ -112,6 +116,7 @@ type prescanFound struct {
 	hold     map[decode.RelFileLocator]bool // its files, its committed subtransactions' and those it drops
 	subxacts []xlog.XID
 	version  xlog.Version
+	from     xlog.LSN // where the reading began: the backup's start, or later (prescanStart)
 }
 
 // prescanWAL is the prescan's reading, on every core (xlog/stream): each
@@ -128,9 +133,19 @@ type prescanFound struct {
 //
 // A stop set ends the reading early (nil, nil).
 func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, spanBytes int, stop *atomic.Bool) (*prescanFound, error) {
+	if opts.Index == nil {
+		opts.Index = xlog.NewSegmentIndex() // one for every reader here
+	}
 	s, err := stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes})
 	if err != nil {
 		return nil, nil // the replay reports it, positioned
+	}
+	from := s.Start()
+	if later := prescanStart(wal, opts, s.Spans(), x, stop); later != 0 {
+		opts.Start, from = later, later
+		if s, err = stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes}); err != nil {
+			return nil, nil
+		}
 	}
 	open := map[xlog.XID]map[decode.RelFileLocator]bool{} // the merged spans' files of transactions still open
 	var last *prescanPart                                 // the part that read x's end (or its commit as a subtransaction)
@@ -173,7 +188,100 @@ func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, s
 	for _, f := range last.end.DroppedRels {
 		hold[f] = true
 	}
-	return &prescanFound{hold: hold, subxacts: append([]xlog.XID{}, last.end.Subxacts...), version: s.Version()}, nil
+	return &prescanFound{hold: hold, subxacts: append([]xlog.XID{}, last.end.Subxacts...), version: s.Version(), from: from}, nil
+}
+
+// prescanProbeSpans is how many spans at the end of the stream
+// prescanStart reads at most, prescanProbeAtOnce at a time, from the last
+// one back: 4 spans of 64 MiB, a fifth of issue 27's 1.3 GB benchmark,
+// whose transaction's RUNNING_XACTS record lies in the third.
+const (
+	prescanProbeSpans  = 4
+	prescanProbeAtOnce = 2
+)
+
+// prescanStart looks in the last spans of the stream (not the first) for
+// a later place than its start where the prescan finds exactly what it
+// finds from the start: the last RUNNING_XACTS record whose nextXid is x
+// or earlier. LogStandbySnapshot (standby.c) writes it holding XidGenLock
+// (GetRunningTransactionData takes it and the caller releases it after the
+// record is inserted), so x and every later xid were assigned after it,
+// and every record of theirs, every end of theirs and every commit listing
+// x comes after it: before it the prescan gathers nothing (it gathers only
+// xids x or later) and meets no end that matters. The transaction asked
+// for is usually one near the end of the WAL (an incident just seen), and
+// the prescan then reads the last seconds of WAL instead of all of it.
+// Without such a record (wal_level minimal writes none; x older than the
+// probed spans) it returns 0: the prescan reads from the start. The
+// records probed are not CRC-checked: the prescan reads from the record
+// found again, checking it.
+func prescanStart(wal xlog.Source, opts xlog.Options, spans []xlog.Span, x xlog.XID, stop *atomic.Bool) xlog.LSN {
+	last := len(spans) - 1 // spans[0] is where the prescan starts anyway
+	for done := 0; done < min(prescanProbeSpans, last); {
+		n := min(prescanProbeAtOnce, min(prescanProbeSpans, last)-done)
+		found := make([]xlog.LSN, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			sp := spans[last-done-i]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				found[i] = lastRunningXactsBefore(wal, opts, sp, x, stop)
+			}()
+		}
+		wg.Wait()
+		for _, lsn := range found { // the later span first
+			if lsn != 0 {
+				return lsn
+			}
+		}
+		if stop != nil && stop.Load() {
+			return 0
+		}
+		done += n
+	}
+	return 0
+}
+
+// standbyRunningXacts is XLOG_RUNNING_XACTS (standbydefs.h), the
+// RM_STANDBY_ID record whose xl_running_xacts gives nextXid at offset 12
+// (after xcnt, subxcnt and subxid_overflow), the same in 10 to 18.
+const standbyRunningXacts = 0x10
+
+// lastRunningXactsBefore reads span sp and returns the start of its last
+// RUNNING_XACTS record whose nextXid is x or earlier (0: none).
+func lastRunningXactsBefore(wal xlog.Source, opts xlog.Options, sp xlog.Span, x xlog.XID, stop *atomic.Bool) xlog.LSN {
+	opts.Start, opts.SkipCRC = sp.Start, true
+	if sp.Stop != 0 {
+		opts.End = sp.Stop
+	}
+	rd, err := xlog.NewReader(wal, opts)
+	if err != nil {
+		return 0
+	}
+	defer rd.Close()
+	dec := decode.NewDecoder(0)
+	var found xlog.LSN
+	for n := 0; ; n++ {
+		if n&1023 == 1023 && stop != nil && stop.Load() {
+			return 0
+		}
+		rec, err := rd.Next()
+		if err != nil {
+			return found
+		}
+		if rec.Header.Rmid != xlog.RmgrStandby || rec.Header.Info&0xF0 != standbyRunningXacts {
+			continue
+		}
+		d, err := dec.Decode(rec)
+		if err != nil || len(d.MainData) < 16 {
+			continue
+		}
+		next := xlog.XID(binary.LittleEndian.Uint32(d.MainData[12:]))
+		if atOrAfter(x, next) {
+			found = rec.LSN
+		}
+	}
 }
 
 // prescanPart is one span's part of the prescan.

@@ -390,7 +390,7 @@ func Open(cfg Config) (*Result, error) {
 	rc := replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
 		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, ChangeMemoryBytes: cfg.ChangeMemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
 	if !cfg.HoldAll {
-		hold, subxacts, ok, err := prescan(cfg)
+		hold, subxacts, checked, ok, err := prescan(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -400,10 +400,10 @@ func Open(cfg Config) (*Result, error) {
 			}
 			rc.Hold, rc.HoldCatalogs = func(f decode.RelFileLocator) bool { return hold[f] }, true
 			rc.WatchSubxacts = subxacts
-			// the prescan checked the CRC of every record the replay
-			// reads (the backup's start to the transaction's end, same
-			// files and options): once is enough
-			rc.Options.SkipCRC = true
+			// if the prescan read from the backup's start, it checked
+			// the CRC of every record the replay reads (to the
+			// transaction's end, same files and options): once is enough
+			rc.Options.SkipCRC = checked
 		}
 	}
 	r, end, lsn, err := runToCommit(rc, cfg.XID)
