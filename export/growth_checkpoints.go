@@ -111,7 +111,7 @@ type GrowthSpacingScenario struct {
 // checkpoints it began that day.
 type GrowthSpacingDay struct {
 	Day         string        `json:"day"`
-	Bytes       uint64        `json:"bytes"`
+	Bytes       uint64        `json:"record_bytes"`
 	Saved       []int64       `json:"saved"`
 	Checkpoints []int         `json:"checkpoints"`
 	NoData      [][][4]uint64 `json:"no_data"`
