@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/walscope/walscope/export"
 	"github.com/walscope/walscope/growth"
 	"github.com/walscope/walscope/internal/testwal"
 	"github.com/walscope/walscope/whatif"
@@ -187,22 +186,7 @@ func TestGrowthSettings(t *testing.T) {
 		// Manifests of a walscope before the estimate: the first half of
 		// the batches without growth.settings. Their days are not
 		// recorded, named, and left out of the sums; the others' kept.
-		old := t.TempDir()
-		md := filepath.Join(old, export.ManifestDir)
-		os.Mkdir(md, 0o755)
-		ents, _ := os.ReadDir(filepath.Join(ds, export.ManifestDir))
-		for i, e := range ents {
-			data, _ := os.ReadFile(filepath.Join(ds, export.ManifestDir, e.Name()))
-			if i < len(ents)/2 {
-				var b map[string]any
-				if err := json.Unmarshal(data, &b); err != nil {
-					t.Fatal(err)
-				}
-				delete(b["growth"].(map[string]any), "settings")
-				data, _ = json.Marshal(b)
-			}
-			os.WriteFile(filepath.Join(md, e.Name()), data, 0o644)
-		}
+		old := manifestsWithout(t, ds, "settings")
 		o := growthJSON(t, "--dataset", old)
 		withWAL := 0
 		for _, d := range o.Days {

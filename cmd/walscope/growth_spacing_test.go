@@ -213,22 +213,7 @@ func TestGrowthSpacing(t *testing.T) {
 
 		// Manifests of a walscope before the estimate: the first half of
 		// the batches without growth.spacing.
-		old := t.TempDir()
-		md := filepath.Join(old, export.ManifestDir)
-		os.Mkdir(md, 0o755)
-		ents, _ := os.ReadDir(filepath.Join(ds, export.ManifestDir))
-		for i, e := range ents {
-			data, _ := os.ReadFile(filepath.Join(ds, export.ManifestDir, e.Name()))
-			if i < len(ents)/2 {
-				var b map[string]any
-				if err := json.Unmarshal(data, &b); err != nil {
-					t.Fatal(err)
-				}
-				delete(b["growth"].(map[string]any), "spacing")
-				data, _ = json.Marshal(b)
-			}
-			os.WriteFile(filepath.Join(md, e.Name()), data, 0o644)
-		}
+		old := manifestsWithout(t, ds, "spacing")
 		o := growthJSON(t, "--dataset", old)
 		withWAL := 0
 		for _, d := range o.Days {

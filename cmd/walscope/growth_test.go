@@ -100,6 +100,30 @@ func appendNight(t *testing.T, ds string, files []string, flags ...string) {
 	}
 }
 
+// manifestsWithout copies dataset ds's manifests into a new directory with
+// the growth aggregate's field removed from the first half of the batches:
+// the manifests a walscope from before that field would have written.
+func manifestsWithout(t *testing.T, ds, field string) string {
+	t.Helper()
+	old := t.TempDir()
+	md := filepath.Join(old, export.ManifestDir)
+	os.Mkdir(md, 0o755)
+	ents, _ := os.ReadDir(filepath.Join(ds, export.ManifestDir))
+	for i, e := range ents {
+		data, _ := os.ReadFile(filepath.Join(ds, export.ManifestDir, e.Name()))
+		if i < len(ents)/2 {
+			var b map[string]any
+			if err := json.Unmarshal(data, &b); err != nil {
+				t.Fatal(err)
+			}
+			delete(b["growth"].(map[string]any), field)
+			data, _ = json.Marshal(b)
+		}
+		os.WriteFile(filepath.Join(md, e.Name()), data, 0o644)
+	}
+	return old
+}
+
 func growthJSON(t *testing.T, args ...string) *growth.Report {
 	t.Helper()
 	out, stderr, code := walscope(t, "", append([]string{"growth", "--format", "json"}, args...)...)
