@@ -31,8 +31,18 @@ type Format struct {
 	// back as Text printed them (SET LOCAL DateStyle ..., one a line),
 	// written at the top of the undo script's transaction.
 	Settings string
+	// Name converts a column's or relation's name for the JSON output
+	// (nil: as stored; cmd/walscope gives it in UTF-8, as JSON is).
+	Name func(string) string
 
 	val []byte
+}
+
+func (f *Format) jsonName(name string) []byte {
+	if f.Name != nil {
+		name = f.Name(name)
+	}
+	return []byte(name)
 }
 
 // AppendRowJSON appends row as row_to_json(x) prints it: an object of the
@@ -56,7 +66,7 @@ func (f *Format) AppendRowJSON(dst []byte, rel *Relation, row *Row) ([]byte, err
 			dst = append(dst, ',')
 		}
 		n++
-		dst = typeout.AppendJSONString(dst, []byte(col.Attribute.Name))
+		dst = typeout.AppendJSONString(dst, f.jsonName(col.Attribute.Name))
 		dst = append(dst, ':')
 		if row.Nulls[i] {
 			dst = append(dst, "null"...)
@@ -79,7 +89,7 @@ func (f *Format) columnError(rel *Relation, row *Row, i int, err error) error {
 // prints the rows (null where there is none).
 func (f *Format) AppendJSON(dst []byte, c *Change) ([]byte, error) {
 	dst = fmt.Appendf(dst, `{"lsn":"%s","xid":%d,"relation":`, c.LSN, c.XID)
-	dst = typeout.AppendJSONString(dst, []byte(c.Rel.Name()))
+	dst = typeout.AppendJSONString(dst, f.jsonName(c.Rel.Name()))
 	dst = fmt.Appendf(dst, `,"op":"%s","old":`, c.Op)
 	var err error
 	if dst, err = f.AppendRowJSON(dst, c.Rel, c.Old); err != nil {

@@ -112,6 +112,26 @@ func ParquetName(c *catalog.Catalog, name string) string {
 	return typeout.NameUTF8(name, databaseEncoding(c))
 }
 
+// UTF8Text returns text with its output converted from c's database
+// encoding to UTF-8, as JSON text must be (RFC 8259) and as the server
+// converts row_to_json's output for a UTF8 client (typeout.AppendUTF8: a
+// value without a UTF-8 equivalent is an error naming its bytes); text
+// itself when the database is in UTF8. Not safe for concurrent use.
+func UTF8Text(c *catalog.Catalog, text ValueText) ValueText {
+	enc := databaseEncoding(c)
+	if enc == typeout.EncodingUTF8 {
+		return text
+	}
+	var buf []byte
+	return func(dst []byte, typ uint32, datum []byte) ([]byte, error) {
+		var err error
+		if buf, err = text(buf[:0], typ, datum); err != nil {
+			return dst, err
+		}
+		return typeout.AppendUTF8(dst, buf, enc)
+	}
+}
+
 // ParquetColumns returns the Parquet columns of cols (each named prefix
 // and its name), their kinds chosen from the catalog as of the target
 // (types and typmods), before any row is read: a column's type never

@@ -204,6 +204,12 @@ func rowsAction(c *cli.Command) error {
 		iso := settings
 		iso.Set("DateStyle", "ISO, MDY")
 		f.Text, f.ISOText = textOf(settings, cat), textOf(iso, cat)
+		if outFormat == "jsonl" {
+			// JSON is UTF-8: row_to_json's text and keys as a UTF8 client
+			// gets them
+			f.Text, f.ISOText = table.UTF8Text(cat, f.Text), table.UTF8Text(cat, f.ISOText)
+			f.Name = func(name string) string { return table.ParquetName(cat, name) }
+		}
 		if outFormat == "sql" {
 			// literals the server reads back whatever its own settings:
 			// ISO dates, postgres intervals, exact floats, set in the

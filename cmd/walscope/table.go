@@ -116,6 +116,8 @@ func tableAction(c *cli.Command) error {
 		return out, err
 	}
 	isoText := func(dst []byte, typ uint32, datum []byte) ([]byte, error) { return iso.Append(dst, typ, datum) }
+	// JSON is UTF-8: row_to_json's text and keys as a UTF8 client gets them
+	jsonText, jsonISO := table.UTF8Text(rel.Catalog, text), table.UTF8Text(rel.Catalog, isoText)
 	name := tab.QualifiedName()
 	as := c.String("as")
 	if as == "" {
@@ -139,6 +141,10 @@ func tableAction(c *cli.Command) error {
 			bw.Write(append(line, '\n'))
 		case "sql":
 			fmt.Fprintf(bw, "-- %s as of the target, rebuilt by walscope\nBEGIN;\n%s%s", name, table.LiteralPreamble, tab.CreateTable(as, cols))
+		}
+		jsonKeys := make([][]byte, len(cols))
+		for i, ci := range cols {
+			jsonKeys[i] = []byte(table.ParquetName(rel.Catalog, tab.Columns[ci].Attribute.Name))
 		}
 		err := tab.Scan(func(row *table.Row) error {
 			line = line[:0]
@@ -168,7 +174,7 @@ func tableAction(c *cli.Command) error {
 					}
 				}
 				if outFormat == "jsonl" {
-					line = typeout.AppendJSONString(line, []byte(col.Attribute.Name))
+					line = typeout.AppendJSONString(line, jsonKeys[i])
 					line = append(line, ':')
 				}
 				if row.Nulls[ci] {
@@ -184,7 +190,7 @@ func tableAction(c *cli.Command) error {
 				}
 				var err error
 				if outFormat == "jsonl" {
-					line, err = table.AppendJSONValue(line, rel.Catalog, col.Attribute.TypID, row.Values[ci], text, isoText)
+					line, err = table.AppendJSONValue(line, rel.Catalog, col.Attribute.TypID, row.Values[ci], jsonText, jsonISO)
 				} else {
 					val, err = text(val[:0], col.Attribute.TypID, row.Values[ci])
 					switch outFormat {
@@ -197,7 +203,15 @@ func tableAction(c *cli.Command) error {
 					}
 				}
 				if err != nil {
-					return &table.RowError{Block: row.Block, Offset: row.Offset, Column: col.Attribute.Name, Err: err}
+					rerr := &table.RowError{Block: row.Block, Offset: row.Offset, Column: col.Attribute.Name, Err: err}
+					if errors.Is(err, typeout.ErrUnsupported) || errors.Is(err, typeout.ErrUnknownType) {
+						return rerr
+					}
+					// a value the output cannot carry (text without a UTF-8
+					// equivalent in JSON): the row named, the others
+					// written, as in Parquet
+					bad.add("rows", rerr.Error())
+					return nil
 				}
 			}
 			switch outFormat {

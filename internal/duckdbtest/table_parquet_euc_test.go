@@ -3,12 +3,14 @@ package duckdbtest
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/walscope/walscope/internal/pgtest"
 )
@@ -51,19 +53,22 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 	}
 	// a transaction for rows --format parquet: its old and new row
 	jpRow := `set client_encoding = 'UTF8'; copy (select * from "表" where id = 2) to stdout`
-	jpBefore := s.QueryDB(t, "euc_jp", jpRow)
+	jpJSON := `set client_encoding = 'UTF8'; select row_to_json(t) from "表" t where id = 2`
+	jpBefore, jpBeforeJSON := s.QueryDB(t, "euc_jp", jpRow), s.QueryDB(t, "euc_jp", jpJSON)
 	xid := s.QueryDB(t, "euc_jp", `set client_encoding = 'UTF8'; with u as (update "表" set "名前" = "名前" || ' 改', arr = array['配列'] where id = 2 returning 1) select txid_current() from u`)
-	jpAfter := s.QueryDB(t, "euc_jp", jpRow)
+	jpAfter, jpAfterJSON := s.QueryDB(t, "euc_jp", jpRow), s.QueryDB(t, "euc_jp", jpJSON)
 	// stored in EUC_JP without a UTF8 equivalent: convert_from to the
 	// database's own encoding only verifies the bytes
 	s.QueryDB(t, "euc_jp", `create table bad (id int, txt text); insert into bad values (1, 'ok'), (2, convert_from('\xa9a1', 'EUC_JP')), (3, 'ok too')`)
 	s.Query(t, "select pg_create_restore_point('euc')")
 	s.Query(t, "select pg_switch_wal()")
 	want := map[string][]string{}
-	relName := map[string]string{} // the table's name as stored (bytes of the encoding)
+	wantJSON := map[string][]string{} // row_to_json through a UTF8 client
+	relName := map[string]string{}    // the table's name as stored (bytes of the encoding)
 	for _, e := range encs {
 		db := strings.ToLower(e)
 		want[e] = s.QueryDB(t, db, `set client_encoding = 'UTF8'; copy "表" to stdout`)
+		wantJSON[e] = s.QueryDB(t, db, `set client_encoding = 'UTF8'; select row_to_json(t) from "表" t`)
 		h := s.QueryDB(t, db, "set client_encoding = 'UTF8'; select encode(convert_to('表', '"+e+"'), 'hex')")
 		b, err := hex.DecodeString(h[0])
 		if err != nil {
@@ -106,6 +111,10 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 		if got := describe(t, db, picked); fmt.Sprint(got) != fmt.Sprint([]duckColumn{{texts[e][0], "VARCHAR"}, {"id", "INTEGER"}}) {
 			t.Errorf("%s: --columns %s,id gives the columns %v", e, texts[e][0], got)
 		}
+		// --format jsonl: UTF-8, as row_to_json reaches a UTF8 client
+		if got := run(t, "table", "--backup", base, "--relation", rel, "--target-name", "euc", "--format", "jsonl", archive); got != strings.Join(wantJSON[e], "\n")+"\n" {
+			t.Errorf("%s: table --format jsonl:\n%s\nwant the server's row_to_json with client_encoding UTF8:\n%s", e, got, strings.Join(wantJSON[e], "\n"))
+		}
 		// --format copy: the bytes as stored, not UTF-8
 		stored := run(t, "table", "--backup", base, "--relation", rel, "--target-name", "euc", archive)
 		if stored == strings.Join(want[e], "\n")+"\n" || !strings.Contains(stored, "\t") {
@@ -145,6 +154,19 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 		}
 	}
 	t.Logf("rows: the update's old and new rows (%q, %q) are the server's COPY with client_encoding UTF8", jpBefore[0], jpAfter[0])
+	// rows --format jsonl: relation, keys and values in UTF-8
+	line := run(t, "rows", "--backup", base, "--xid", xid[len(xid)-1], "--relation", "euc_jp.public."+relName["EUC_JP"], "--format", "jsonl", archive)
+	var change struct {
+		Relation string          `json:"relation"`
+		Old      json.RawMessage `json:"old"`
+		New      json.RawMessage `json:"new"`
+	}
+	if err := json.Unmarshal([]byte(line), &change); err != nil || !utf8.ValidString(line) {
+		t.Fatalf("rows --format jsonl: %v (valid UTF-8: %v)\n%s", err, utf8.ValidString(line), line)
+	}
+	if change.Relation != `public."表"` || string(change.Old) != jpBeforeJSON[0] || string(change.New) != jpAfterJSON[0] {
+		t.Errorf("rows --format jsonl: relation %s, old %s, new %s; want public.\"表\" and the server's row_to_json %s, %s", change.Relation, change.Old, change.New, jpBeforeJSON[0], jpAfterJSON[0])
+	}
 
 	// the character the server cannot give a UTF8 client
 	file = filepath.Join(t.TempDir(), "bad.parquet")
@@ -163,5 +185,16 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 	}
 	n := tally{typed: map[string]int{}}
 	compareWithCopy(t, db, file, "bad", []duckColumn{{"id", "INTEGER"}, {"txt", "VARCHAR"}}, badCopy, &n)
+	// --format jsonl: the same row error, the other rows written
+	cmd = exec.Command(walscopeBin, "table", "--backup", base, "--relation", "euc_jp.public.bad", "--target-name", "euc", "--format", "jsonl", archive)
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "0xa9 0xa1") || !strings.Contains(stderr.String(), "txt") {
+		t.Errorf("table bad --format jsonl: %v (want exit status 1 naming txt and 0xa9 0xa1)\n%s", err, stderr.String())
+	}
+	if string(out) != "{\"id\":1,\"txt\":\"ok\"}\n{\"id\":3,\"txt\":\"ok too\"}\n" {
+		t.Errorf("table bad --format jsonl wrote:\n%s", out)
+	}
 	t.Logf("bad: %s; the %d other rows written", strings.TrimSpace(stderr.String()), n.rows)
 }
