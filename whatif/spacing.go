@@ -149,8 +149,26 @@ func NewSpacing(in WhatIfInput, sets []CheckpointSettings, st *SpacingState) *Sp
 		c.lastAt = x.LastAt
 	}
 	if len(st.Cycles) == len(st.Blocks)*w.touchCols {
-		for i, k := range st.Blocks {
-			w.touch.rel(k.RelKey)[k.Block] = int32(i)
+		// The blocks come sorted by relation fork (the export's encoding):
+		// each run of one relation fork's blocks gets its map sized once
+		// (filling maps grown by rehashing was most of reading a state).
+		if w.touch.rels == nil {
+			w.touch.rels = make(map[stats.RelKey]map[uint32]int32)
+		}
+		for i := 0; i < len(st.Blocks); {
+			rk := st.Blocks[i].RelKey
+			j := i + 1
+			for j < len(st.Blocks) && st.Blocks[j].RelKey == rk {
+				j++
+			}
+			rows := w.touch.rels[rk]
+			if rows == nil {
+				rows = make(map[uint32]int32, j-i)
+				w.touch.rels[rk] = rows
+			}
+			for ; i < j; i++ {
+				rows[st.Blocks[i].Block] = int32(i)
+			}
 		}
 		w.touch.n = len(st.Blocks)
 		w.touched = st.Cycles // (st's, taken over)
