@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"slices"
 	"time"
 
 	"github.com/walscope/walscope/decode"
@@ -171,7 +172,8 @@ func NewSpacing(in WhatIfInput, sets []CheckpointSettings, st *SpacingState) *Sp
 			}
 		}
 		w.touch.n = len(st.Blocks)
-		w.touched = st.Cycles // (st's, taken over)
+		w.touch.keys = slices.Clip(st.Blocks) // (st's, taken over; appended to as a copy)
+		w.touched = st.Cycles                 // (st's, taken over)
 	}
 	sp.Dropped = st.DroppedBlocks
 	return sp
@@ -262,12 +264,7 @@ func (sp *Spacing) State(maxBlocks int) *SpacingState {
 	all := w.touch.n <= maxBlocks
 	// In the order the blocks were first seen (rows), the carried ones
 	// first: a state read back and written again keeps its order.
-	keys := make([]stats.BlockKey, w.touch.n)
-	for rk, rows := range w.touch.rels {
-		for b, row := range rows {
-			keys[row] = stats.BlockKey{RelKey: rk, Block: b}
-		}
-	}
+	keys := w.touch.keys
 	st.Blocks = make([]stats.BlockKey, 0, w.touch.n)
 	st.Cycles = make([]int32, 0, w.touch.n*w.touchCols)
 	for row, k := range keys {

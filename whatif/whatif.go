@@ -152,6 +152,7 @@ func (w *WhatIf) touchRows(r *SpacingRecord) {
 			row = int32(len(w.touched) / w.touchCols)
 			rows[k.Block] = row
 			w.touch.n++
+			w.touch.keys = append(w.touch.keys, k)
 			for range w.touchCols {
 				w.touched = append(w.touched, untouched)
 			}
@@ -172,6 +173,9 @@ type blockIndex struct {
 	}
 	next int
 	n    int // blocks
+	// keys are the blocks by row, for Spacing.State (iterating the maps
+	// to find them was most of writing a state).
+	keys []stats.BlockKey
 }
 
 // rel returns the rows of rk's blocks (an empty map added if none).
