@@ -390,6 +390,13 @@ func truncateIdentifier(s string) string {
 	return s[:n]
 }
 
+// NameInUTF8 converts a name stored in a database of encoding enc
+// (pg_database.encoding) to UTF-8; package typeout registers its NameUTF8
+// (typeout imports catalog, so catalog cannot call it). Resolve uses it
+// to find a relation of a database in another encoding by the UTF-8 name
+// a terminal gives. Nil: names are compared as stored only.
+var NameInUTF8 func(name string, enc int32) string
+
 // Resolve finds the relation a name means, as PostgreSQL resolves
 // 'name'::regclass with the default search_path ("$user", public, and
 // pg_catalog searched first as it implicitly is): "table", "schema.table"
@@ -416,6 +423,9 @@ func (c *Catalog) Resolve(name string) (*Class, error) {
 			if oid, ok := c.byName[nameKey{nsOID, parts[0]}]; ok {
 				return c.classes[oid], nil
 			}
+			if oid, ok := c.byUTF8Name(nsOID, parts[0]); ok {
+				return c.classes[oid], nil
+			}
 		}
 		return nil, fmt.Errorf("relation %q does not exist (search path pg_catalog, \"$user\", public): %w", parts[0], ErrNotFound)
 	case 3:
@@ -427,12 +437,62 @@ func (c *Catalog) Resolve(name string) (*Class, error) {
 	case 2:
 		nsOID, ok := c.nsByName[parts[0]]
 		if !ok {
-			return nil, fmt.Errorf("schema %q does not exist: %w", parts[0], ErrNotFound)
+			if nsOID, ok = c.schemaByUTF8Name(parts[0]); !ok {
+				return nil, fmt.Errorf("schema %q does not exist: %w", parts[0], ErrNotFound)
+			}
 		}
 		if oid, ok := c.byName[nameKey{nsOID, parts[1]}]; ok {
+			return c.classes[oid], nil
+		}
+		if oid, ok := c.byUTF8Name(nsOID, parts[1]); ok {
 			return c.classes[oid], nil
 		}
 		return nil, fmt.Errorf("relation %q.%q does not exist: %w", parts[0], parts[1], ErrNotFound)
 	}
 	return nil, fmt.Errorf("improper relation name (too many dotted names): %q: %w", name, ErrName)
+}
+
+// utf8Names tells whether name, given by a user, may be the UTF-8 form of
+// a name stored in another encoding: it is not ASCII, the database's
+// encoding is known and NameInUTF8 is registered.
+func (c *Catalog) utf8Names(name string) (enc int32, ok bool) {
+	db := c.databases[c.DatabaseOID]
+	if NameInUTF8 == nil || db == nil {
+		return 0, false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
+			return db.Encoding, true
+		}
+	}
+	return 0, false
+}
+
+// byUTF8Name finds the relation of schema nsOID whose stored name is
+// name in UTF-8 (one of a database in another encoding).
+func (c *Catalog) byUTF8Name(nsOID uint32, name string) (uint32, bool) {
+	enc, ok := c.utf8Names(name)
+	if !ok {
+		return 0, false
+	}
+	for k, oid := range c.byName {
+		if k.ns == nsOID && NameInUTF8(k.name, enc) == name {
+			return oid, true
+		}
+	}
+	return 0, false
+}
+
+// schemaByUTF8Name is byUTF8Name for a schema.
+func (c *Catalog) schemaByUTF8Name(name string) (uint32, bool) {
+	enc, ok := c.utf8Names(name)
+	if !ok {
+		return 0, false
+	}
+	for n, oid := range c.nsByName {
+		if NameInUTF8(n, enc) == name {
+			return oid, true
+		}
+	}
+	return 0, false
 }

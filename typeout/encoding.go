@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/walscope/walscope/catalog"
 )
 
 // Database encodings: text is stored in its database's encoding
@@ -84,6 +86,10 @@ func singleByte(enc int32) *singleByteEncoding {
 func AppendUTF8(dst, src []byte, enc int32) ([]byte, error) {
 	return appendUTF8(dst, src, enc, false)
 }
+
+// catalog.Resolve finds a relation of a database in another encoding by
+// the UTF-8 name a user types (typeout imports catalog: registered here).
+func init() { catalog.NameInUTF8 = NameUTF8 }
 
 // NameUTF8 returns name, an identifier stored in database encoding enc
 // (a relation's or a column's), in UTF-8 as AppendUTF8 converts it; a

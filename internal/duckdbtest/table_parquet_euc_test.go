@@ -23,7 +23,9 @@ import (
 // DuckDB gives each value as the server's `COPY ... TO STDOUT` with
 // client_encoding UTF8, the column names and the relation's name (the
 // file's walscope.relation) in UTF-8 as the server gives them
-// (convert_from), and --columns takes the UTF-8 name; `--format copy`
+// (convert_from), and --columns and --relation take the UTF-8 name;
+// `--format jsonl` is the server's row_to_json through a UTF8 client;
+// `--format copy`
 // gives the stored bytes. `rows --format
 // parquet` of an UPDATE in the EUC_JP database: the relation column and
 // the old_/new_ columns' names in UTF-8, their values the server's COPY
@@ -119,6 +121,10 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 		stored := run(t, "table", "--backup", base, "--relation", rel, "--target-name", "euc", archive)
 		if stored == strings.Join(want[e], "\n")+"\n" || !strings.Contains(stored, "\t") {
 			t.Errorf("%s: --format copy printed UTF-8, not the database's encoding", e)
+		}
+		// --relation in UTF-8, as a terminal gives it: the same table
+		if got := run(t, "table", "--backup", base, "--relation", strings.ToLower(e)+".public.表", "--target-name", "euc", archive); got != stored {
+			t.Errorf("%s: --relation %s.public.表 (UTF-8) gives\n%s\nwant the table given in its stored bytes:\n%s", e, strings.ToLower(e), got, stored)
 		}
 	}
 	t.Logf("%d encodings, %d values identical to the server's COPY with client_encoding UTF8", len(encs), values)
