@@ -265,6 +265,12 @@ func (sp *Spacing) State(maxBlocks int) *SpacingState {
 	// In the order the blocks were first seen (rows), the carried ones
 	// first: a state read back and written again keeps its order.
 	keys := w.touch.keys
+	if all {
+		// Every block kept: copies, not a row at a time.
+		st.Blocks = slices.Clone(keys[:w.touch.n])
+		st.Cycles = slices.Clone(w.touched[:w.touch.n*w.touchCols])
+		return st
+	}
 	st.Blocks = make([]stats.BlockKey, 0, w.touch.n)
 	st.Cycles = make([]int32, 0, w.touch.n*w.touchCols)
 	for row, k := range keys {
