@@ -175,6 +175,9 @@ func New(cfg Config) (*Exporter, error) {
 		e.want[t], e.schemas[t] = true, s
 	}
 	e.days.start(cfg.LastTime)
+	if cfg.Spacing != nil {
+		e.growth.cells.settings.carryCreated(cfg.Spacing.Previous)
+	}
 	if err := e.startStaging(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"encoding/json"
 	"sort"
 
 	"github.com/walscope/walscope/decode"
@@ -49,11 +50,13 @@ import (
 // transaction is its first writer; the merge drops them if the transaction
 // created the relation in an earlier span. Records whose blocks are in two
 // relations that an earlier span saw created are kept (whatif drops them):
-// rare, and an under-estimate of minimal's saving. Across batches nothing
-// is carried: a transaction that creates a relation before the end of a
-// night's archive and writes to it after is counted as keeping those
-// records (an under-estimate too, at most the records that transaction
-// wrote to its new relations in the next batch).
+// rare, and an under-estimate of minimal's saving. Across batches the
+// relations created by transactions still open at a batch's end are
+// carried in its manifest (GrowthSettings.OpenCreated), which the next
+// batch takes as the spans before its first: a batch ends at a redo point,
+// often inside a transaction that creates and loads a table. (A manifest
+// of a walscope before carries nothing: such a transaction's records in
+// the next batch are counted as kept, an under-estimate.)
 
 // GrowthSettingsVersion is the version of the settings estimate
 // (Growth.Settings) this walscope writes and reads; a manifest without it
@@ -69,6 +72,11 @@ type GrowthSettings struct {
 	DataLen [][5]uint64 `json:"data_len"`
 	// Days are the days of the batch's records.
 	Days []GrowthSettingsDay `json:"days"`
+	// OpenCreated are the relations created by the transactions still
+	// open at the batch's end (smgr CREATE): rows of [top-level xid,
+	// tablespace, database, relfilenode], sorted; the next batch drops
+	// those transactions' records of them under wal_level = minimal.
+	OpenCreated [][4]uint64 `json:"open_created,omitempty"`
 }
 
 // GrowthSettingsDay is what a day of the batch counted.
@@ -343,6 +351,32 @@ func (s *Span) addSettings(rec *decode.Record, k growthKey) {
 	c.dbInfo += dbInfo
 }
 
+// carryCreated takes, from the last batch's growth aggregate (its raw
+// JSON; nil for the first batch), the relations created by transactions
+// open at its end. An aggregate that cannot be read carries nothing (the
+// estimate then keeps those records, as before the carry).
+func (t *settingsTrack) carryCreated(previous []byte) {
+	if len(previous) == 0 {
+		return
+	}
+	var g struct {
+		Settings *GrowthSettings `json:"settings"`
+	}
+	if json.Unmarshal(previous, &g) != nil || g.Settings == nil {
+		return
+	}
+	for _, r := range g.Settings.OpenCreated {
+		x := xlog.XID(r[0])
+		if t.created == nil {
+			t.created = map[xlog.XID]map[decode.RelFileLocator]bool{}
+		}
+		if t.created[x] == nil {
+			t.created[x] = map[decode.RelFileLocator]bool{}
+		}
+		t.created[x][decode.RelFileLocator{SpcOID: uint32(r[1]), DBOID: uint32(r[2]), RelNumber: uint32(r[3])}] = true
+	}
+}
+
 // addCandidate notes a record of xid whose blocks are all in rel as a
 // candidate, and reports whether it is one (rel's first writer in the
 // span, not yet ended).
@@ -491,6 +525,20 @@ func (t *settingsTrack) summary(pendingHour int64, dayOfHour func(int64) string)
 		}
 		byDay[d].add(t.byHour[k])
 	}
+	for x, rels := range t.created {
+		for r := range rels {
+			out.OpenCreated = append(out.OpenCreated, [4]uint64{uint64(x), uint64(r.SpcOID), uint64(r.DBOID), uint64(r.RelNumber)})
+		}
+	}
+	sort.Slice(out.OpenCreated, func(i, j int) bool {
+		a, b := out.OpenCreated[i], out.OpenCreated[j]
+		for x := range 4 {
+			if a[x] != b[x] {
+				return a[x] < b[x]
+			}
+		}
+		return false
+	})
 	sort.Strings(order)
 	for _, d := range order {
 		c := byDay[d]

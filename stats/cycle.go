@@ -130,6 +130,21 @@ func (f *RedoFinder) Sorted() []CycleInfo {
 // then one cycle per redo point.
 func (f *RedoFinder) Cycles(start xlog.LSN) []CycleInfo { return cyclesFrom(f.Sorted(), start) }
 
+// Before returns the checkpoints read whose redo point lies before start
+// (a checkpoint record near the start of the WAL read whose cycle began
+// before it), in LSN order, classified as Cycles classifies them: the
+// history a later reading of the stream from start on takes as its
+// earlier checkpoints (Reclassify).
+func (f *RedoFinder) Before(start xlog.LSN) []CycleInfo {
+	var out []CycleInfo
+	for _, p := range f.Sorted() {
+		if p.Redo < start {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // cyclesFrom returns the cycles from start of the redo points (in LSN order).
 func cyclesFrom(points []CycleInfo, start xlog.LSN) []CycleInfo {
 	out := []CycleInfo{{Redo: start, WalLevel: xlog.WalLevelUnknown}}

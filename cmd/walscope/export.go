@@ -184,7 +184,7 @@ func exportAction(c *cli.Command) error {
 	if a, ok := in.src.(*archive.Source); ok && ex.Want(export.TableSegments) {
 		facts, _ = a.FactsWith(archive.FactsOptions{Quick: true})
 	}
-	err = exportSpans(c, ex, facts, 0, nil)
+	err = exportSpans(c, ex, facts, 0, 0, "", nil)
 	if e := publishErr(err); e != nil {
 		return e // refused when publishing: another export was first
 	}
@@ -218,12 +218,12 @@ func exportFirstPass(c *cli.Command, in *input, r *xlog.Reader, cfg *export.Conf
 	if cfg.NeedsCycles() {
 		workers := jobs(c)
 		if walNames {
-			cfg.Cycles, cfg.WALNames, err = findCyclesAndNames(in, cfg.BlockSize, workers)
+			cfg.Cycles, cfg.Earlier, cfg.WALNames, err = findCyclesAndNames(in, cfg.BlockSize, workers)
 			if err != nil {
 				return readerSetupError(err)
 			}
 		} else {
-			cfg.Cycles = findCycles(in, r, cfg.BlockSize, workers)
+			cfg.Cycles, cfg.Earlier = findCycles(in, r, cfg.BlockSize, workers)
 		}
 	}
 	if nameSrc != nil {
@@ -235,10 +235,11 @@ func exportFirstPass(c *cli.Command, in *input, r *xlog.Reader, cfg *export.Conf
 	return nil
 }
 
-// exportSpans reads the stream from start (0: the flags' --start) into ex in
-// parallel spans and finishes it; done, if set, is called before Finish
-// and may finish (or abort) the export itself (finished true).
-func exportSpans(c *cli.Command, ex *export.Exporter, facts []archive.FileFact, start xlog.LSN, done func(end xlog.LSN) (finished bool, err error)) error {
+// exportSpans reads the stream from start (0: the flags' --start) to stop
+// (0: the flags' --end; else the records before it, stopWhy saying why) into
+// ex in parallel spans and finishes it; done, if set, is called before
+// Finish and may finish (or abort) the export itself (finished true).
+func exportSpans(c *cli.Command, ex *export.Exporter, facts []archive.FileFact, start, stop xlog.LSN, stopWhy string, done func(end xlog.LSN) (finished bool, err error)) error {
 	var mu sync.Mutex
 	var open []*exportSink // spans started and not merged
 	stdout := bufio.NewWriterSize(c.Root().Writer, 64<<10)
@@ -261,6 +262,15 @@ func exportSpans(c *cli.Command, ex *export.Exporter, facts []archive.FileFact, 
 			return ex.Merge(s.span)
 		},
 		done: func(end xlog.LSN, _ xlog.Version) error {
+			// The spans read past the end and never merged (the reading
+			// ended in an earlier one: -e before a record that continues
+			// on the next page): their files go before the export is
+			// finished and published (a .part-*.tmp was left in the output).
+			mu.Lock()
+			for _, s := range open {
+				s.abort()
+			}
+			mu.Unlock()
 			if done != nil {
 				if f, err := done(end); f || err != nil {
 					finished = true
@@ -270,7 +280,9 @@ func exportSpans(c *cli.Command, ex *export.Exporter, facts []archive.FileFact, 
 			finished = true
 			return ex.Finish(facts, end)
 		},
-		start: start,
+		start:  start,
+		end:    stop,
+		endWhy: stopWhy,
 	})
 	// Remove what spans read but never merged (after an error) left.
 	mu.Lock()
@@ -285,8 +297,9 @@ func exportSpans(c *cli.Command, ex *export.Exporter, facts []archive.FileFact, 
 }
 
 // findCycles reads the checkpoint records in spans, one worker per core,
-// and returns the checkpoint cycles of the stream.
-func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []stats.CycleInfo {
+// and returns the checkpoint cycles of the stream and the checkpoints read
+// whose cycle began before it (RedoFinder.Before).
+func findCycles(in *input, r *xlog.Reader, blockSize, workers int) (cycles, before []stats.CycleInfo) {
 	// The export's tenths of the last cycle wait for the end of its own
 	// reading: this pass need not check the CRC of records it skips.
 	// (A file that cannot be opened is reported by the export's own reading.)
@@ -295,20 +308,20 @@ func findCycles(in *input, r *xlog.Reader, blockSize, workers int) []stats.Cycle
 	for i := range finders {
 		all.Append(&finders[i])
 	}
-	return all.Cycles(start)
+	return all.Cycles(start), all.Before(start)
 }
 
 // findCyclesAndNames is findCycles and names.LearnNames in one reading.
-func findCyclesAndNames(in *input, blockSize, workers int) ([]stats.CycleInfo, *names.WALNames, error) {
+func findCyclesAndNames(in *input, blockSize, workers int) (cycles, before []stats.CycleInfo, _ *names.WALNames, _ error) {
 	finders, start, _, nameSrc, err := names.XLOGPassWithNames(in.src, in.opts, blockSize, workers, 64<<20, func(f *stats.RedoFinder, d *decode.Record) { f.Add(d) })
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var all stats.RedoFinder
 	for i := range finders {
 		all.Append(&finders[i])
 	}
-	return all.Cycles(start), nameSrc, nil
+	return all.Cycles(start), all.Before(start), nameSrc, nil
 }
 
 // segRangeName names a segment by its number, without timeline (the 16

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -192,6 +194,14 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	} else {
 		applyServerCheckpoints(ckSegs, ckTimeout, nil, cfg.Cycles)
 	}
+	stop, held := holdBack(&cfg)
+	if held != "" {
+		if err := exported.wait(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "walscope: %s: nothing to append: %s\n", target, held)
+		return nil
+	}
 	cfg.Spacing = spacingCarry(c, last)
 	cfg.Batch = m.NextID()
 	cfg.Carried = m.Names()
@@ -220,7 +230,11 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	}
 	noop := false
 	var end xlog.LSN
-	err = exportSpans(c, ex, facts, start, func(e xlog.LSN) (bool, error) {
+	stopWhy := ""
+	if stop != 0 {
+		stopWhy = fmt.Sprintf("the checkpoint cycle from redo point %s on is the next batch's", stop)
+	}
+	err = exportSpans(c, ex, facts, start, stop, stopWhy, func(e xlog.LSN) (bool, error) {
 		end = e
 		if ex.Empty() {
 			noop = true
@@ -246,6 +260,9 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 	b.Walscope, b.Created = versionString(), time.Now().UTC()
 	if len(b.Timelines) == 0 {
 		return fmt.Errorf("export --append: a batch of records without a timeline")
+	}
+	if stop != 0 {
+		end = stop // (the last record read ends there, or at the page header before it)
 	}
 	b.Start, b.End = start.String(), end.String()
 	if last == nil {
@@ -308,6 +325,12 @@ func carryOver(cfg *export.Config, last *export.Batch, segSize uint32, ckSegs in
 	if len(recent) == 0 && last.LastCycle != nil && last.LastCycle.Checkpoint != "" {
 		recent = []export.CycleCarry{*last.LastCycle} // a manifest of before recent_checkpoints
 	}
+	// The checkpoints before it: the last batch's, and those whose record
+	// this batch's first pass read (cfg.Earlier: a cycle that began
+	// before the last batch ended, in a dataset of a walscope before the
+	// batches ended at a redo point), once each, in LSN order.
+	seen := cfg.Earlier
+	cfg.Earlier = nil
 	for i := range recent {
 		c, err := recent[i].Cycle()
 		if err != nil {
@@ -315,6 +338,12 @@ func carryOver(cfg *export.Config, last *export.Batch, segSize uint32, ckSegs in
 		}
 		cfg.Earlier = append(cfg.Earlier, c)
 	}
+	for _, c := range seen {
+		if !slices.ContainsFunc(cfg.Earlier, func(e stats.CycleInfo) bool { return e.Redo == c.Redo }) {
+			cfg.Earlier = append(cfg.Earlier, c)
+		}
+	}
+	slices.SortStableFunc(cfg.Earlier, func(a, b stats.CycleInfo) int { return cmp.Compare(a.Redo, b.Redo) })
 	if last.LastCycle == nil || len(cfg.Cycles) == 0 {
 		return nil
 	}
@@ -346,6 +375,35 @@ func carryOver(cfg *export.Config, last *export.Batch, segSize uint32, ckSegs in
 		}
 	}
 	return nil
+}
+
+// holdBack ends the batch at the redo point of the last checkpoint the
+// input holds, so that no checkpoint cycle is split between two batches:
+// before PostgreSQL 17 nothing marks a redo point when the WAL passes it
+// (17's XLOG_CHECKPOINT_REDO does), only the checkpoint record written at
+// the end of the spread checkpoint names it, often in the next night's
+// WAL; a batch that read on past it would count the new cycle's records in
+// the old one (their checkpoint_cycle, the cycle's volumes, its distinct
+// blocks imaged and tenths), and those rows are never rewritten. The WAL
+// from that redo point on is read again by the next append (at most about
+// two checkpoint intervals). It returns the position to stop at (0: the
+// cycles are not exported, read to the end) and, when the input holds no
+// whole cycle after the last batch, why there is nothing to append.
+func holdBack(cfg *export.Config) (stop xlog.LSN, nothing string) {
+	n := len(cfg.Cycles)
+	if n == 0 {
+		return 0, ""
+	}
+	if n == 1 {
+		if c := cfg.Cycles[0]; c.Checkpoint == 0 {
+			return 0, fmt.Sprintf("the input holds no checkpoint record after %s; a batch ends at a checkpoint's redo point, so that no checkpoint cycle is split between batches", c.Redo)
+		}
+		return 0, fmt.Sprintf("the WAL from %s on is the checkpoint cycle of redo point %s, which has not ended in the input (no later checkpoint record); "+
+			"a batch ends at a checkpoint's redo point, so that no checkpoint cycle is split between batches", cfg.Cycles[0].Redo, cfg.Cycles[0].Redo)
+	}
+	stop = cfg.Cycles[n-1].Redo
+	cfg.Cycles = cfg.Cycles[:n-1]
+	return stop, ""
 }
 
 // forkedBefore returns an error when the newest timeline's history (the one

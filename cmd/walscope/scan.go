@@ -37,6 +37,11 @@ type scanPlan struct {
 	// earlier position the sink reads from to warm up (what-if's redo
 	// point before --start).
 	start xlog.LSN
+	// end, when set, is where reading ends (at the first record that
+	// begins at or after it, xlog.Options.StopAt), for endWhy: where
+	// export --append ends its batch.
+	end    xlog.LSN
+	endWhy string
 }
 
 // scanPart is one span's decoder, count and sink.
@@ -81,6 +86,9 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 	blcksz := c.Int("blcksz")
 	if plan.start != 0 {
 		in.opts.Start = plan.start
+	}
+	if plan.end != 0 {
+		in.opts.StopAt = plan.end
 	}
 	cfg := stream.Config{Reader: in.opts, Workers: jobs(c), SpanBytes: plan.spanBytes}
 	cfg.Reader.HeadersOnly = plan.headersOnly
@@ -140,6 +148,9 @@ func scan(c *cli.Command, stdout *bufio.Writer, plan scanPlan) error {
 	}
 	stdout.Flush()
 	bound := rangeBound(in, s)
+	if plan.end != 0 && res.Err == nil {
+		bound = plan.endWhy
+	}
 	if limited {
 		bound = fmt.Sprintf("-n %d: %d records shown", limit, limit)
 	}

@@ -60,7 +60,9 @@ const DefaultSpanBytes = 64 << 20
 // Config says how to read a stream.
 type Config struct {
 	// Reader are the options of every span's reader; Start and End delimit
-	// the stream. StopAt and Continues are set per span.
+	// the stream, and StopAt, if set, ends it at the first record that
+	// begins at or after it. Continues and each span's StopAt are set per
+	// span.
 	Reader xlog.Options
 	// Workers is how many spans are read at once; 0 means GOMAXPROCS, 1 one
 	// sequential reader.
@@ -117,6 +119,16 @@ func Open(src xlog.Source, cfg Config) (*Stream, error) {
 	}
 	if len(s.spans) <= 1 {
 		s.spans = []xlog.Span{{Start: cfg.Reader.Start}}
+	}
+	if g := cfg.Reader.StopAt; g != 0 {
+		// The spans that begin before the stream's stop; the last reads
+		// to it.
+		n := len(s.spans)
+		for n > 1 && s.spans[n-1].Start >= g {
+			n--
+		}
+		s.spans = s.spans[:n]
+		s.spans[n-1].Stop = 0
 	}
 	return s, nil
 }
@@ -312,7 +324,10 @@ func (f *parts[P]) newPart(j Job[P], info SpanInfo) P {
 func readSpan[P any](s *Stream, j Job[P], free *parts[P], info SpanInfo, skipFirst bool, stop *atomic.Bool) *spanEnd[P] {
 	e := &spanEnd[P]{spanStop: info.Span.Stop}
 	opts := s.cfg.Reader
-	opts.Start, opts.StopAt = info.Span.Start, info.Span.Stop
+	opts.Start = info.Span.Start
+	if st := info.Span.Stop; st != 0 && (opts.StopAt == 0 || st < opts.StopAt) {
+		opts.StopAt = st // (else the stream's, if any)
+	}
 	opts.Continues = info.Index > 0
 	r, err := xlog.NewReader(s.src, opts)
 	if err != nil {
