@@ -23,7 +23,10 @@
 # For N in 1, 10 and 30: a dataset holding days 1 to N-1 (built night by
 # night, not timed), then RUNS times (default 3) each of
 #   append: export --append DATASET ARCHIVE-of-days-1..N (day N added)
-#   alone:  export --out OUT DAY-N's-segment (that day exported by itself)
+#   alone:  export --out OUT -s START -e END SEGMENTS: the WAL the append
+#           exported (a batch ends at the last checkpoint's redo point its
+#           input holds: from the end of day N-1's batch to day N's),
+#           exported by itself
 # and prints the medians and their ratio (append / alone; issue 29 asks for
 # at most 1.2x) of the wall time, and of the CPU time (user + system: on a
 # machine other work loads, wall times mostly say how much of the cores
@@ -41,13 +44,13 @@ set -euo pipefail
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=${BENCH_DIR:-/tmp/walscope-append}
-BD=${BENCH_DATED_DIR:-/tmp/walscope-append-dated}
+BD=${BENCH_DATED_DIR:-/tmp/walscope-append-dated-ckpt}
 . "$root/scripts/pgbench-archive.sh"
 ds=${DAY_SEGMENTS:-1}          # segments per day (one-date archive)
 list=${DAYS:-1 10 30}          # the days measured
 maxN=${list##* }
 pgbench_archive "$B" 55499 10 4 600M "checkpoint_timeout = 120s" "wal_compression = lz4"
-pgbench_dated_archive "$BD" 55498 10 4 $((maxN + 2)) "checkpoint_timeout = 120s" "wal_compression = lz4"
+DAY_CHECKPOINT=1 pgbench_dated_archive "$BD" 55498 10 4 $((maxN + 2)) "checkpoint_timeout = 120s" "wal_compression = lz4"
 # WALSCOPE_BIN=PATH measures that binary (an older build, to compare)
 # instead of the checkout's.
 if [ -n "${WALSCOPE_BIN:-}" ]; then
@@ -98,22 +101,58 @@ measure() {
     rm -rf ds
     for ((k = 1; k < N; k++)); do "$ws" export --append ds -q "$(days "$k")" >/dev/null 2>&1; done
     all=$(days "$N")
-    # day N's own segments (day 1's: the initial load's too)
+    # What the append exports: the WAL from the dataset's end (the last
+    # checkpoint's redo point its input held) to the last redo point day
+    # N holds; the same WAL exported alone (its segments, -s and -e).
+    rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
+    "$ws" export --append ds.run -q "$all" >/dev/null 2>&1
+    local range
+    range=$(last_batch ds.run "$(ls ds/_walscope_manifest 2>/dev/null | wc -l)")
+    if [ -z "$range" ]; then
+      echo "day $N: nothing to append (day $N holds no checkpoint record)"
+      continue
+    fi
+    set -- $range
+    local s=$1 e=$2 sseg=$3 eseg=$4
     rm -rf alone-in; mkdir alone-in
-    for ((i = ${end[$((N - 1))]}; i < ${end[$N]}; i++)); do ln -s "$A/archive/${segs[$i]}" alone-in/; done
+    for ((i = 0; i < n; i++)); do
+      [[ "${segs[$i]:8}" < "$sseg" || "${segs[$i]:8}" > "$eseg" ]] || ln -s "$A/archive/${segs[$i]}" alone-in/
+    done
+    local mb=$(( ($(lsn2int "$e") - $(lsn2int "$s")) >> 20 ))
     : >a.txt; : >b.txt
     for r in $(seq "$runs"); do
       rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
       # shellcheck disable=SC2086 # APPEND_FLAGS: words
       secs "$ws" export --append ds.run -q ${APPEND_FLAGS:-} "$all" >>a.txt
-      rm -rf out; secs "${alone:-$ws}" export --out out -q alone-in >>b.txt
+      rm -rf out; secs "${alone:-$ws}" export --out out -q -s "$s" -e "$e" alone-in >>b.txt
     done
     a=$(cut -d' ' -f1 a.txt | median); b=$(cut -d' ' -f1 b.txt | median)
     acpu=$(cut -d' ' -f2 a.txt | median); bcpu=$(cut -d' ' -f2 b.txt | median)
-    printf 'day %2d (%2d batches before): append %6.3fs, the day alone %6.3fs: %.2fx; CPU %6.3fs against %6.3fs: %.2fx\n' \
-      "$N" $((N - 1)) "$a" "$b" "$(echo "$a / $b" | bc -l)" "$acpu" "$bcpu" "$(echo "$acpu / $bcpu" | bc -l)"
+    printf 'day %2d (%2d nights before): %s..%s (%d MB): append %6.3fs, the same WAL alone %6.3fs: %.2fx; CPU %6.3fs against %6.3fs: %.2fx\n' \
+      "$N" $((N - 1)) "$s" "$e" "$mb" "$a" "$b" "$(echo "$a / $b" | bc -l)" "$acpu" "$bcpu" "$(echo "$acpu / $bcpu" | bc -l)"
   done
   rm -rf ds ds.run out alone-in days-* a.txt b.txt t.txt
+}
+# lsn2int LSN: the LSN as a number.
+lsn2int() { echo $(( (16#${1%/*} << 32) + 16#${1#*/} )); }
+# last_batch DS BEFORE: "START END STARTSEG ENDSEG" of DS's last batch when
+# it has more than BEFORE batches (the segment numbers as the last 16 hex
+# digits of a segment file name, 16 MB segments), else nothing.
+last_batch() {
+  local f
+  f=$(ls "$1"/_walscope_manifest/_batch-*.json 2>/dev/null | tail -1)
+  [ -n "$f" ] && [ "$(ls "$1"/_walscope_manifest/_batch-*.json | wc -l)" -gt "$2" ] || return 0
+  python3 - "$f" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+def n(l):
+    hi, lo = l.split("/")
+    return (int(hi, 16) << 32) + int(lo, 16)
+def seg(v):
+    return "%08X%08X" % (v >> 32, (v & 0xFFFFFFFF) >> 24)
+s, e = n(b["start_lsn"]), n(b["end_lsn"])
+print(b["start_lsn"], b["end_lsn"], seg(s), seg(e))
+PY
 }
 # days K: an archive directory holding the segments of days 1..K (links).
 days() {

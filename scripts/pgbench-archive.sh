@@ -90,8 +90,11 @@ pgbench_archive() {
 # clients run until the day's segment holds 14 MB, and pg_switch_wal()
 # ends it (the rest is the switch's padding; the day's timed checkpoint
 # comes with the jump of the clock). DIR/archive/days lists each day's first segment, in order (a round
-# that overruns its segment makes a day of two; the list says so). Sets
-# $bin. Run as root.
+# that overruns its segment makes a day of two; the list says so). With
+# DAY_CHECKPOINT=1 each day ends with a CHECKPOINT before its switch: a
+# day of a real server holds dozens of checkpoints (checkpoint_timeout 5
+# min), a day of seconds none (an append ends at the last one's redo
+# point). Sets $bin. Run as root.
 pgbench_dated_archive() {
   local B=$1 port=$2 scale=$3 clients=$4 days=$5
   shift 5
@@ -134,6 +137,7 @@ pgbench_dated_archive() {
       [ -n "$seg" ] || { seg=$f; echo "$seg" >>"$B/days"; }
       [ "$f" = "$seg" ] && [ "$off" -lt $((14 << 20)) ] || break
     done
+    [ "${DAY_CHECKPOINT:-0}" = 1 ] && $as "$psql checkpoint"
     $as "$psql 'select pg_switch_wal()'" >/dev/null
   done
   sleep 5
