@@ -262,7 +262,14 @@ func rowsAction(c *cli.Command) error {
 				line, err = f.AppendCopy(line, ch.Rel, ch.Old)
 			}
 			if err != nil {
-				return err
+				if errors.Is(err, typeout.ErrUnsupported) || errors.Is(err, typeout.ErrUnknownType) {
+					return err
+				}
+				// a value the output cannot carry (text without a UTF-8
+				// equivalent in JSON): the change named, the others
+				// written (exit 1), as table and Parquet do
+				bad.add(fmt.Sprintf("%s of %s", ch.Op, ch.Rel.Name()), fmt.Sprintf("%s at %s of %s: %v", ch.Op, ch.LSN, ch.Rel.Name(), err))
+				continue
 			}
 			if _, err := bw.Write(line); err != nil {
 				return err

@@ -61,7 +61,7 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 	jpAfter, jpAfterJSON := s.QueryDB(t, "euc_jp", jpRow), s.QueryDB(t, "euc_jp", jpJSON)
 	// stored in EUC_JP without a UTF8 equivalent: convert_from to the
 	// database's own encoding only verifies the bytes
-	s.QueryDB(t, "euc_jp", `create table bad (id int, txt text); insert into bad values (1, 'ok'), (2, convert_from('\xa9a1', 'EUC_JP')), (3, 'ok too')`)
+	badXid := s.QueryDB(t, "euc_jp", `begin; create table bad (id int, txt text); insert into bad values (1, 'ok'), (2, convert_from('\xa9a1', 'EUC_JP')), (3, 'ok too'); select 'xid ' || txid_current(); commit`)
 	s.Query(t, "select pg_create_restore_point('euc')")
 	s.Query(t, "select pg_switch_wal()")
 	want := map[string][]string{}
@@ -203,4 +203,24 @@ insert into "表" ("`+texts[e][0]+`", vc, arr) select v, left(v, 20), array[v, n
 		t.Errorf("table bad --format jsonl wrote:\n%s", out)
 	}
 	t.Logf("bad: %s; the %d other rows written", strings.TrimSpace(stderr.String()), n.rows)
+	// rows --format jsonl of the transaction that inserted them: the
+	// change named, the other two written (it stopped at the first)
+	var xidOfBad string
+	for _, l := range badXid {
+		if x, ok := strings.CutPrefix(l, "xid "); ok {
+			xidOfBad = x
+		}
+	}
+	cmd = exec.Command(walscopeBin, "rows", "--backup", base, "--xid", xidOfBad, "--relation", "euc_jp.public.bad", "--format", "jsonl", archive)
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	out, err = cmd.Output()
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "0xa9 0xa1") || !strings.Contains(stderr.String(), "insert") {
+		t.Errorf("rows bad --format jsonl: %v (want exit status 1 naming the insert and 0xa9 0xa1)\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"new":{"id":1,"txt":"ok"}`) || !strings.Contains(lines[1], `"new":{"id":3,"txt":"ok too"}`) {
+		t.Errorf("rows bad --format jsonl wrote:\n%s", out)
+	}
+	t.Logf("rows bad: %s; %d other changes written", strings.TrimSpace(stderr.String()), len(lines))
 }
