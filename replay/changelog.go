@@ -360,6 +360,20 @@ func (l *changeLog) backward(yield func([]byte) bool) error {
 type ChangeList struct {
 	l    *changeLog
 	keep map[xlog.XID]bool // the transaction and the subtransactions that committed with it
+	cuts bool              // WithCuts
+}
+
+// WithCuts is the list with the truncations of files the transaction made
+// itself given as they happened: the changes a truncation cut kept, and
+// the truncation's ChangeCut changes (the pages cut, as they were) where
+// it was. Without it the changes cut are left out and no ChangeCut given.
+func (cl *ChangeList) WithCuts() *ChangeList {
+	if cl == nil {
+		return nil
+	}
+	c := *cl
+	c.cuts = true
+	return &c
 }
 
 // kept says whether a change read back is one: of the transaction or a
@@ -368,7 +382,10 @@ func (cl *ChangeList) kept(c *Change) bool {
 	if !cl.keep[c.XID] || cl.l.killed[c.seq] {
 		return false
 	}
-	if c.Op == ChangeInsert || c.Op == ChangeUpdate {
+	if c.Op == ChangeCut {
+		return cl.cuts
+	}
+	if !cl.cuts && (c.Op == ChangeInsert || c.Op == ChangeUpdate) {
 		for _, t := range cl.l.truncs {
 			if c.seq <= t.seq && c.Rel == t.rel && c.NewBlock >= t.blocks {
 				return false

@@ -17,7 +17,8 @@ import (
 // with budgets from nothing in memory to everything in memory come back
 // identical, forward and backward; the changes of xids not kept, of a
 // super-deleted speculative insertion and of a file cut off by a
-// truncation are left out, the others kept.
+// truncation are left out, the others kept; the truncations' ChangeCut
+// pages are given only by WithCuts, which keeps the changes they cut.
 func TestChangeLogReadBack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 1))
 	rel := decode.RelFileLocator{SpcOID: 1663, DBOID: 5, RelNumber: 16384}
@@ -31,7 +32,7 @@ func TestChangeLogReadBack(t *testing.T) {
 	}
 	var all []*Change
 	for i := range 300 {
-		c := &Change{seq: i + 1, LSN: xlog.LSN(0x1000000 + 64*i), XID: xlog.XID(700 + i%3), Op: ChangeOp(1 + i%4), Rel: rel,
+		c := &Change{seq: i + 1, LSN: xlog.LSN(0x1000000 + 64*i), XID: xlog.XID(700 + i%3), Op: ChangeOp(1 + i%5), Rel: rel,
 			OldBlock: uint32(i), OldOffset: uint16(i % 7), NewBlock: uint32(i / 2), NewOffset: uint16(1 + i%5), HOT: i%5 == 0, OldKnown: i%2 == 0}
 		if i%6 == 1 {
 			c.Rel = other
@@ -67,13 +68,34 @@ func TestChangeLogReadBack(t *testing.T) {
 		l.killed[all[8].seq] = true
 		l.truncs = append(l.truncs, truncation{seq: 200, rel: rel, blocks: 40})
 		cl := &ChangeList{l: l, keep: map[xlog.XID]bool{700: true, 702: true}}
-		var want []string
+		var want, wantCuts []string
 		for _, c := range all {
-			gone := c.seq == all[8].seq || c.XID == 701 ||
+			gone := c.seq == all[8].seq || c.XID == 701
+			if !gone {
+				wantCuts = append(wantCuts, text(c))
+			}
+			gone = gone || c.Op == ChangeCut ||
 				(c.Op == ChangeInsert || c.Op == ChangeUpdate) && c.seq <= 200 && c.Rel == rel && c.NewBlock >= 40
 			if !gone {
 				want = append(want, text(c))
 			}
+		}
+		var cuts, cutsBack []string
+		for c, err := range cl.WithCuts().All() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			cuts = append(cuts, text(c))
+		}
+		for c, err := range cl.WithCuts().Backward() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			cutsBack = append(cutsBack, text(c))
+		}
+		slices.Reverse(cutsBack)
+		if len(wantCuts) == len(want) || !slices.Equal(cuts, wantCuts) || !slices.Equal(cutsBack, wantCuts) {
+			t.Errorf("budget %d, WithCuts: %d changes forward, %d backward, want %d (%d without cuts), or they differ", budget, len(cuts), len(cutsBack), len(wantCuts), len(want))
 		}
 		var fwd, back []string
 		for c, err := range cl.All() {

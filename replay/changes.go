@@ -6,6 +6,8 @@ import (
 	"github.com/walscope/walscope/catalog"
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/tuple"
+	"github.com/walscope/walscope/xactstate"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -18,6 +20,12 @@ const (
 	ChangeUpdate                       // Heap UPDATE and HOT_UPDATE: Old and New
 	ChangeDelete                       // Heap DELETE: Old
 	ChangeTruncate                     // Heap TRUNCATE (wal_level logical): DB and RelIDs
+	// ChangeCut: a Storage TRUNCATE of a file the watched transaction
+	// writes (ChangeList.WithCuts only): Rel cut to NewBlock blocks; one
+	// Change per block cut, OldBlock and Old its page as it was just
+	// before (one with Old nil if no block was cut), all at the record's
+	// LSN
+	ChangeCut
 )
 
 func (o ChangeOp) String() string {
@@ -30,6 +38,8 @@ func (o ChangeOp) String() string {
 		return "delete"
 	case ChangeTruncate:
 		return "truncate"
+	case ChangeCut:
+		return "cut"
 	}
 	return "unknown"
 }
@@ -278,21 +288,65 @@ func (r *Replay) watchLog() *changeLog {
 	return r.changes
 }
 
-// watchTruncate follows a Storage TRUNCATE of the watched transaction: a
-// file it made itself (TRUNCATE twice, or of a table it created, cuts the
-// file in place: heap_truncate_one_rel) loses the rows it had written
-// beyond the new end; they are no change.
+// watchTruncate follows a Storage TRUNCATE of the watched transaction,
+// before it is redone: a file it made itself (TRUNCATE twice, of a table
+// it created or rewrote: heap_truncate_one_rel, from PostgreSQL 13 without
+// a new relfilenode) loses the rows it had written beyond the new end.
+// The pages cut are kept as they were, as ChangeCut changes (a TRUNCATE
+// gives the rows as of just before it: ChangeList.WithCuts), and the
+// truncation is noted for the readers that leave out what it cut
+// (ChangeList).
 func (r *Replay) watchTruncate(d *decode.Record) {
 	if !r.watching(d.Header.XID) {
 		return
 	}
 	rel, blocks, ok := rmgr.SmgrTruncate(d)
-	if !ok || r.changes == nil {
+	if !ok {
 		return
+	}
+	l := r.watchLog()
+	cut := func(blk uint32, page []byte) {
+		r.watchSeq++
+		l.add(&Change{LSN: d.LSN, XID: d.Header.XID, Op: ChangeCut, Rel: rel, NewBlock: blocks, OldBlock: blk, Old: page, seq: r.watchSeq})
+	}
+	n, err := r.NBlocks(rel, decode.ForkMain)
+	if err != nil || n <= blocks {
+		cut(blocks, nil)
+	} else {
+		for blk := blocks; blk < n; blk++ {
+			page, _, err := r.Page(nil, rel, decode.ForkMain, blk)
+			if err != nil {
+				page = nil
+			}
+			cut(blk, page)
+		}
 	}
 	// the changes kept may be in the file: the truncation is applied when
 	// they are read back (ChangeList)
-	r.changes.truncs = append(r.changes.truncs, truncation{seq: r.watchSeq, rel: rel, blocks: blocks})
+	l.truncs = append(l.truncs, truncation{seq: r.watchSeq, rel: rel, blocks: blocks})
+}
+
+// PageVisibleTuples calls each for the tuples of a heap page (a
+// ChangeCut's) visible as of the replay's end (with Xacts' assumptions),
+// in their order on the page.
+func (r *Replay) PageVisibleTuples(page []byte, each func(off uint16, tup []byte) error) error {
+	if len(page) == 0 || isZero(page) {
+		return nil
+	}
+	items, err := tuple.PageItems(nil, page)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		h, ok := xactstate.ParseTupleHeader(it.Tuple)
+		if !ok || !r.xacts.TupleVisible(h) {
+			continue
+		}
+		if err := each(it.Offset, it.Tuple); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forgetInsert drops a speculative insertion taken back (super-delete):

@@ -312,14 +312,14 @@ func (r *Replay) run() error {
 		if cfg.WatchXID != 0 && (d.Header.Rmid == xlog.RmgrHeap || d.Header.Rmid == xlog.RmgrHeap2) {
 			pend = r.watchBefore(d)
 		}
+		if cfg.WatchXID != 0 && d.Header.Rmid == xlog.RmgrStorage {
+			r.watchTruncate(d) // before: it keeps the pages cut
+		}
 		if err := r.apply(d); err != nil {
 			return err
 		}
 		if pend != nil {
 			r.watchAfter(pend)
-		}
-		if cfg.WatchXID != 0 && d.Header.Rmid == xlog.RmgrStorage {
-			r.watchTruncate(d)
 		}
 		r.xacts.Add(d)
 		if cfg.NoBackup && d.Header.Rmid == xlog.RmgrTransaction {

@@ -427,7 +427,8 @@ func Open(cfg Config) (*Result, error) {
 		}
 		b.only = &relKey{rel.Database.OID, rel.Class.OID}
 	}
-	res.stream, res.list, res.b, res.pages = true, r.WatchedChanges(), b, b
+	res.stream, res.list, res.b, res.pages = true, r.WatchedChanges().WithCuts(), b, b
+	b.list = res.list
 	if err := b.build(res.list); err != nil {
 		r.Close()
 		return nil, err
@@ -514,9 +515,13 @@ type builder struct {
 	// and the LSN of the switch to each: the inserts before it are the
 	// rewrite's copies of the rows, not changes
 	copies map[decode.RelFileLocator]xlog.LSN
-	// cutRewrite: rewrites whose copies a TRUNCATE in place cut, given as
-	// a TRUNCATE (at the switch's LSN, the table's)
-	cutRewrite map[xlog.LSN][]relKey
+	// cutRows: how many rows each TRUNCATE in place (a Storage TRUNCATE
+	// of a file the transaction made: ChangeCut) gives, by its LSN: the
+	// tuples of the pages it cut that the transaction, committed, leaves
+	// visible
+	cutRows map[xlog.LSN]int
+	// list: the changes, read again for a TRUNCATE in place's pages
+	list *replay.ChangeList
 	// the tables whose definition the transaction changed (as of before
 	// it: Relation.Before), in the order of their first change
 	altered map[relKey]*Relation
@@ -565,6 +570,9 @@ type emptiedGroup struct {
 	files   map[ctid]decode.RelFileLocator
 	file    decode.RelFileLocator // of the added rows files does not name
 	n       int
+	// cut: a TRUNCATE in place of file: its rows are the visible tuples
+	// of the pages it cut (ChangeCut), not read from the file
+	cut bool
 }
 
 type ctid struct {
@@ -579,6 +587,9 @@ type event struct {
 	// transaction's rewrite copied into it (op is then "")
 	rewrite bool
 	file    decode.RelFileLocator
+	// cut: a TRUNCATE of the table's file in place (op Truncate): file
+	// cut to nothing (heap_truncate_one_rel)
+	cut bool
 }
 
 // attrChange is a pg_attribute row of a table as a change of the
@@ -645,6 +656,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	var switches, transient []fileSwitch
 	lastSwitch := map[relKey]xlog.LSN{}
 	rewritten := map[xlog.LSN]bool{} // a switch of a rewrite (transient table)
+	b.cutRows = map[xlog.LSN]int{}
 	for c, err := range changes.All() {
 		if err != nil {
 			return err
@@ -655,6 +667,12 @@ func (b *builder) build(changes *replay.ChangeList) error {
 		s, err := b.db(c.Rel.DBOID)
 		if err != nil {
 			return err
+		}
+		if c.Op == replay.ChangeCut {
+			if err := b.noteCut(s, c); err != nil {
+				return err
+			}
+			continue
 		}
 		if c.Rel == s.attr && c.Rel != (decode.RelFileLocator{}) {
 			if k, a, ok := b.columnsChanged(s, c); ok {
@@ -762,7 +780,6 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	// new file (in the layout the transaction left, if it changed the
 	// columns).
 	b.copies = map[decode.RelFileLocator]xlog.LSN{}
-	b.cutRewrite = map[xlog.LSN][]relKey{}
 	if len(switches) > 0 {
 		at := map[decode.RelFileLocator]xlog.LSN{}
 		for _, sw := range switches {
@@ -782,26 +799,17 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				if !rewritten[sw.lsn] {
 					continue // a TRUNCATE
 				}
-				if b.keptXmin(sw.file) {
-					// CLUSTER: the rows copied as pages (rewriteheap.c,
-					// their xmin kept), not inserts: a TRUNCATE or DROP
-					// after it gives the rows of the new file
-					kept := b.events[sw.lsn][:0]
-					for _, e := range b.events[sw.lsn] {
-						if e.op != Truncate || e.rel != sw.rel {
-							kept = append(kept, e)
-						}
+				// CLUSTER: the rows copied as pages (rewriteheap.c,
+				// their xmin kept), not inserts (or a rewrite of a table
+				// without rows): a TRUNCATE or DROP after it gives the
+				// rows of the new file
+				kept := b.events[sw.lsn][:0]
+				for _, e := range b.events[sw.lsn] {
+					if e.op != Truncate || e.rel != sw.rel {
+						kept = append(kept, e)
 					}
-					b.events[sw.lsn] = append(kept, event{rel: sw.rel, rewrite: true, file: sw.file})
-					continue
 				}
-				// a rewrite whose copies are not among the changes nor
-				// on the pages: a TRUNCATE of the new file in place cut
-				// them, and the transaction's changes to them (replay's
-				// ChangeList leaves out what a truncation cut). The
-				// table's rows are given as they were before the rewrite
-				// (or none, if it had none), truncated there
-				b.cutRewrite[sw.lsn] = append(b.cutRewrite[sw.lsn], sw.rel)
+				b.events[sw.lsn] = append(kept, event{rel: sw.rel, rewrite: true, file: sw.file})
 				continue
 			}
 			b.copies[sw.file] = sw.lsn
@@ -894,9 +902,6 @@ func (b *builder) build(changes *replay.ChangeList) error {
 			if err != nil {
 				return err
 			}
-			if g != nil && g.n > 0 && slices.Contains(b.cutRewrite[c.LSN], e.rel) {
-				b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: rewritten at %s (ALTER TABLE, CLUSTER) and then truncated by the transaction, which cut the rewrite's file in place: what the transaction did to its rows between is not in the changes read, its %d rows are given as truncated at the rewrite, as they were before it", g.rel.Name(), c.LSN, g.n))
-			}
 			if g != nil {
 				b.groups[idx] = append(b.groups[idx], g)
 				b.res.total += g.n
@@ -908,36 +913,43 @@ func (b *builder) build(changes *replay.ChangeList) error {
 	return nil
 }
 
-// keptXmin tells whether file holds a tuple another transaction than
-// this one inserted: the rows a CLUSTER copied there as they were (a
-// file the transaction made holds no other, unless so copied).
-func (b *builder) keptXmin(file decode.RelFileLocator) bool {
-	n, err := b.r.NBlocks(file, decode.ForkMain)
+// noteCut follows a TRUNCATE in place (replay.ChangeCut, one per page
+// cut): from PostgreSQL 13 a TRUNCATE of a table whose file the
+// transaction made (created, truncated or rewritten by it: ALTER TABLE,
+// CLUSTER) cuts that file to nothing instead of giving the table a new one
+// (heap_truncate_one_rel), with no change of pg_class. It is the table's
+// TRUNCATE, its rows those the pages cut held visible to the transaction
+// (counted here, read again when given: emit).
+func (b *builder) noteCut(s *dbState, c *replay.Change) error {
+	if c.NewBlock != 0 {
+		return nil // not a TRUNCATE (which cuts the file to nothing)
+	}
+	oid, ok := s.files[c.Rel]
+	if !ok || oid < firstNormalObjectID {
+		return nil
+	}
+	if cls := s.classOf(oid); cls == nil || cls.Kind != 'r' && cls.Kind != 'm' && cls.Kind != 'p' {
+		return nil // a TOAST table's, cut with its table
+	}
+	rk := relKey{c.Rel.DBOID, oid}
+	if _, seen := b.cutRows[c.LSN]; !seen {
+		b.cutRows[c.LSN] = 0
+		b.events[c.LSN] = append(b.events[c.LSN], event{op: Truncate, rel: rk, cut: true, file: c.Rel})
+	}
+	x := b.r.Xacts()
+	x.AssumeCommitted(b.xids...)
+	defer x.AssumeCommitted()
+	err := b.r.PageVisibleTuples(c.Old, func(uint16, []byte) error { b.cutRows[c.LSN]++; return nil })
 	if err != nil {
-		return false
+		return fmt.Errorf("relation file %d/%d/%d block %d, cut at %s: %w", c.Rel.SpcOID, c.Rel.DBOID, c.Rel.RelNumber, c.OldBlock, c.LSN, err)
 	}
-	var page []byte
-	var tups []rmgr.HeapTuple
-	for blk := range n {
-		if page, _, err = b.r.Page(page[:0], file, decode.ForkMain, blk); err != nil {
-			return false
-		}
-		if tups, err = rmgr.PageTuples(tups[:0], b.r.Version(), page, file, decode.ForkMain, blk); err != nil {
-			return false
-		}
-		for _, t := range tups {
-			if t.HasHeader && !slices.Contains(b.xids, xlog.XID(t.Xmin)) {
-				return true
-			}
-		}
-	}
-	return false
+	return nil
 }
 
 // rowKey says whether a change is one of a table's rows (not a catalog's,
 // not a TOAST chunk, not a rewrite's copy of a row), and which.
 func (b *builder) rowKey(c *replay.Change) (relKey, bool) {
-	if c.Op == replay.ChangeTruncate {
+	if c.Op == replay.ChangeTruncate || c.Op == replay.ChangeCut {
 		return relKey{}, false
 	}
 	s := b.cats[c.Rel.DBOID]
@@ -1388,6 +1400,12 @@ func (b *builder) emptied(lsn xlog.LSN, xid xlog.XID, e event) (*emptiedGroup, e
 	}
 	b.note(rel)
 	g := &emptiedGroup{lsn: lsn, xid: xid, op: e.op, rel: rel, before: w.before, removed: w.removed, files: w.added}
+	if e.cut {
+		// in place: the rows of the pages cut (whatever the window: the
+		// file is the table's, made by the transaction)
+		g.before, g.removed, g.files, g.file, g.cut, g.n = false, nil, nil, e.file, true, b.cutRows[lsn]
+		return g, nil
+	}
 	if w.file != (decode.RelFileLocator{}) {
 		// after a rewrite: the versions of the file the transaction
 		// leaves visible, read from it (where they lie; in physical
@@ -1452,6 +1470,9 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 		}
 		return give(b.decodeIn(g.rel, tup, k.blk, k.off, g.lsn))
 	}
+	if g.cut {
+		return b.emitCut(g, give, yield)
+	}
 	next := 0
 	if g.before {
 		bf := beforeFile(g.rel)
@@ -1482,6 +1503,43 @@ func (b *builder) emit(g *emptiedGroup, yield func(*Change, error) bool) bool {
 	for ; next < len(g.added); next++ {
 		if !added(g.added[next]) {
 			return false
+		}
+	}
+	return true
+}
+
+// emitCut gives the rows of a TRUNCATE in place: the tuples visible to the
+// transaction, committed, on the pages it cut, in physical order, read
+// again from the changes (ChangeCut, a page at a time).
+func (b *builder) emitCut(g *emptiedGroup, give func(*Row, error) bool, yield func(*Change, error) bool) bool {
+	type found struct {
+		off uint16
+		tup []byte
+	}
+	x := b.r.Xacts()
+	var tups []found
+	for c, err := range b.list.All() {
+		if err != nil {
+			yield(nil, err)
+			return false
+		}
+		if c.Op != replay.ChangeCut || c.LSN != g.lsn || c.Rel != g.file || c.Old == nil {
+			continue
+		}
+		tups = tups[:0]
+		x.AssumeCommitted(b.xids...)
+		err := b.r.PageVisibleTuples(c.Old, func(off uint16, tup []byte) error {
+			tups = append(tups, found{off, tup})
+			return nil
+		})
+		x.AssumeCommitted()
+		if err != nil {
+			return give(nil, &table.RowError{Block: c.OldBlock, Err: err})
+		}
+		for _, t := range tups {
+			if !give(b.decodeIn(g.rel, t.tup, c.OldBlock, t.off, g.lsn)) {
+				return false
+			}
 		}
 	}
 	return true
