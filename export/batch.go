@@ -267,6 +267,7 @@ func (e *Exporter) BatchSummary() Batch {
 	b.Replaces = e.replaced
 	b.Names, b.Databases = e.learntNames()
 	b.Growth, _ = json.Marshal(e.growthSummary())
+	b.SpacingState = e.growth.spacing.stateFile
 	return b
 }
 

@@ -478,7 +478,7 @@ func (e *Exporter) growthSummary() *Growth {
 	}
 	out.WhatIf = g.whatIfDays(pendingHour, dayOfHour)
 	out.Settings = g.cells.settings.summary(pendingHour, dayOfHour)
-	out.Spacing = g.spacing.summary(pendingHour, dayOfHour, out.Settings.DataLen)
+	out.Spacing = g.spacing.summary(pendingHour, dayOfHour, out.Settings.DataLen, e.cfg.Batch)
 	hk := make([]int64, 0, len(hours))
 	for h := range hours {
 		hk = append(hk, h)

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"slices"
 	"sort"
@@ -72,6 +73,9 @@ const MaxSpacingBlocks = 1 << 20
 type SpacingCarry struct {
 	Given    whatif.GivenSettings
 	Previous json.RawMessage
+	// State is the content of the state file Previous names
+	// (GrowthSpacing.StateFile; nil: none, or it could not be read).
+	State []byte
 }
 
 // GrowthSpacing is a batch's checkpoint spacing estimate.
@@ -86,9 +90,17 @@ type GrowthSpacing struct {
 	// the days' rows.
 	Scenarios []GrowthSpacingScenario `json:"scenarios"`
 	Days      []GrowthSpacingDay      `json:"days"`
-	// State is the simulation's state at the batch's end (spacingState,
-	// compressed, base64): the next batch resumes from it.
-	State string `json:"state"`
+	// StateFile names the file beside the manifest holding the
+	// simulation's state at the batch's end (spacingState, deflated:
+	// SpacingStateName), StateCRC32C its CRC-32C (8 hex digits) and
+	// StateBytes its size: the next batch resumes from it. Kept out of
+	// the manifest, which every append and growth read, where it could
+	// weigh megabytes a night (BenchmarkSpacingState). State is the same,
+	// in base64, inline: how a walscope before wrote it (read still).
+	StateFile   string `json:"state_file,omitempty"`
+	StateCRC32C string `json:"state_crc32c,omitempty"`
+	StateBytes  int    `json:"state_bytes,omitempty"`
+	State       string `json:"state,omitempty"`
 	// StateBlocks are the blocks State carries, DroppedBlocks those seen
 	// and left out of it (MaxSpacingBlocks; since the dataset's first
 	// batch).
@@ -325,6 +337,7 @@ type spacingCell struct {
 
 // spacingTrack is the exporter's simulation and its cells.
 type spacingTrack struct {
+	stateFile []byte // the summary's state (SpacingStateName's content)
 	sim       *whatif.Spacing
 	scenarios []whatif.SpacingScenario
 	current   whatif.CheckpointSettings
@@ -356,7 +369,13 @@ func (e *Exporter) startSpacing(first xlog.LSN, pageSize uint32, v xlog.Version,
 			}
 			if g.Spacing != nil && g.Spacing.Version == GrowthSpacingVersion {
 				var err error
-				if st, err = decodeSpacingState(g.Spacing.State); err != nil {
+				switch {
+				case g.Spacing.StateFile != "":
+					st, err = decodeSpacingFile(c.State, g.Spacing)
+				default:
+					st, err = decodeSpacingState(g.Spacing.State)
+				}
+				if err != nil {
 					t.err = err
 					return
 				}
@@ -475,7 +494,7 @@ func (e *Exporter) mergeSpacing(s *Span, beforeHour int64, before bool) {
 
 // spacingSummary is the batch's estimate by day, and the state it ends in
 // (dataLen: the batch's own data lengths, GrowthSettings.DataLen's rows).
-func (t *spacingTrack) summary(pendingHour int64, dayOfHour func(int64) string, dataLen [][5]uint64) *GrowthSpacing {
+func (t *spacingTrack) summary(pendingHour int64, dayOfHour func(int64) string, dataLen [][5]uint64, batch int) *GrowthSpacing {
 	if t.sim == nil {
 		return nil
 	}
@@ -539,8 +558,26 @@ func (t *spacingTrack) summary(pendingHour int64, dayOfHour func(int64) string, 
 	}
 	sort.Slice(st.DataLen, func(i, j int) bool { return slices.Compare(st.DataLen[i][:3], st.DataLen[j][:3]) < 0 })
 	out.StateBlocks, out.DroppedBlocks = len(st.SpacingState.Blocks), st.DroppedBlocks
-	out.State = encodeSpacingState(&st)
+	t.stateFile = encodeSpacingRaw(&st)
+	out.StateFile, out.StateBytes = SpacingStateName(batch), len(t.stateFile)
+	out.StateCRC32C = fmt.Sprintf("%08x", crc32.Checksum(t.stateFile, crc32.MakeTable(crc32.Castagnoli)))
 	return out
+}
+
+// SpacingStateName is the name of batch id's spacing state file, in the
+// manifest directory (not a .json: manifest readers pass it by).
+func SpacingStateName(id int) string { return fmt.Sprintf("_spacing-%06d.state", id) }
+
+// decodeSpacingFile reads the state file data that g names, checked
+// against its size and CRC-32C.
+func decodeSpacingFile(data []byte, g *GrowthSpacing) (*spacingState, error) {
+	if data == nil {
+		return nil, fmt.Errorf("spacing state: %s not read", g.StateFile)
+	}
+	if sum := fmt.Sprintf("%08x", crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))); len(data) != g.StateBytes || sum != g.StateCRC32C {
+		return nil, fmt.Errorf("spacing state: %s holds %d bytes of CRC-32C %s, the manifest says %d of %s", g.StateFile, len(data), sum, g.StateBytes, g.StateCRC32C)
+	}
+	return decodeSpacingRaw(data)
 }
 
 // encodeTouches appends the carried blocks to out compactly: sorted by
@@ -641,9 +678,9 @@ func decodeTouches(data []byte, count int, st *whatif.SpacingState, cycles []int
 	return nil
 }
 
-// encodeSpacingState is st deflated, in base64: its JSON's length (a
-// varint), its JSON, its blocks (encodeTouches).
-func encodeSpacingState(st *spacingState) string {
+// encodeSpacingRaw is st deflated: its JSON's length (a varint), its
+// JSON, its blocks (encodeTouches).
+func encodeSpacingRaw(st *spacingState) []byte {
 	cycles := make([]int, len(st.Scenarios))
 	for i, s := range st.Scenarios {
 		cycles[i] = s.Cycle
@@ -656,14 +693,26 @@ func encodeSpacingState(st *spacingState) string {
 	w, _ := flate.NewWriter(&b, flate.BestSpeed)
 	w.Write(raw)
 	w.Close()
-	return base64.StdEncoding.EncodeToString(b.Bytes())
+	return b.Bytes()
 }
 
+// encodeSpacingState is encodeSpacingRaw in base64 (the inline state of a
+// walscope before the state file).
+func encodeSpacingState(st *spacingState) string {
+	return base64.StdEncoding.EncodeToString(encodeSpacingRaw(st))
+}
+
+// decodeSpacingState reads an inline state (base64).
 func decodeSpacingState(s string) (*spacingState, error) {
 	z, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return nil, fmt.Errorf("spacing state: %w", err)
 	}
+	return decodeSpacingRaw(z)
+}
+
+// decodeSpacingRaw reads encodeSpacingRaw's bytes.
+func decodeSpacingRaw(z []byte) (*spacingState, error) {
 	raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(z)))
 	if err != nil {
 		return nil, fmt.Errorf("spacing state: %w", err)

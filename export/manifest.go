@@ -100,6 +100,10 @@ type Batch struct {
 	// version 1. Kept raw: appending a batch reads every manifest and has
 	// no use for it.
 	Growth json.RawMessage `json:"growth,omitempty"`
+	// SpacingState is the content of the growth aggregate's spacing state
+	// file (SpacingStateName), written beside the manifest before it
+	// (WriteSpacingState); nil when there is none.
+	SpacingState []byte `json:"-"`
 }
 
 // TimelineRange is the LSN range [Start, End) read on a timeline.
@@ -451,6 +455,33 @@ func WriteBatch(dir string, b *Batch) error {
 	tmp := filepath.Join(md, "."+BatchFileName(b.ID)+"."+strconv.Itoa(os.Getpid())+".tmp")
 	os.Remove(tmp)
 	if err := writeSynced(tmp, b.Encode()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(md)
+	return nil
+}
+
+// WriteSpacingState writes b's spacing state file into the manifest
+// directory of the dataset in dir, atomically, replacing one a killed run
+// of the same batch left; before the manifest, which commits it. Nothing
+// without a state.
+func WriteSpacingState(dir string, b *Batch) error {
+	if b.SpacingState == nil {
+		return nil
+	}
+	md := filepath.Join(dir, ManifestDir)
+	if err := os.MkdirAll(md, 0o777); err != nil {
+		return err
+	}
+	final := filepath.Join(md, SpacingStateName(b.ID))
+	tmp := filepath.Join(md, "."+SpacingStateName(b.ID)+"."+strconv.Itoa(os.Getpid())+".tmp")
+	os.Remove(tmp)
+	if err := writeSynced(tmp, b.SpacingState); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -122,6 +122,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		// A run killed after committing a merge leaves the files it
 		// merged: removed now.
 		removeReplacedOrSay(stderr, target, tree, root, last)
+		removeOldState(target, tree, root, last.ID)
 	}
 
 	in, err := resolveInput(c)
@@ -202,7 +203,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		fmt.Fprintf(stderr, "walscope: %s: nothing to append: %s\n", target, held)
 		return nil
 	}
-	cfg.Spacing = spacingCarry(c, last)
+	cfg.Spacing = spacingCarry(c, last, dsFS)
 	cfg.Batch = m.NextID()
 	cfg.Carried = m.Names()
 	planMerge(below, m, &cfg, dsFS)
@@ -285,6 +286,17 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			}
 			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
 		}
+		if b.SpacingState != nil {
+			// (replacing one a killed run of this batch left)
+			key := tree.Join(root, export.ManifestDir, export.SpacingStateName(b.ID))
+			tree.Remove(key)
+			if err := tree.Create(key, b.SpacingState); err != nil {
+				if e := storeErr(err); e != nil {
+					return e
+				}
+				return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
+			}
+		}
 		if err := tree.Create(tree.Join(root, export.ManifestDir, export.BatchFileName(b.ID)), b.Encode()); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return &exitError{code: exitLeased, noHint: true, msg: fmt.Sprintf("%s: batch %d was committed by another append meanwhile (its lease was broken or taken over); this run's files are not listed, and a re-run appends after that batch", target, b.ID)}
@@ -294,8 +306,13 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 			}
 			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
 		}
-	} else if err := export.WriteBatch(target, &b); err != nil {
-		return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+	} else {
+		if err := export.WriteSpacingState(target, &b); err != nil {
+			return &exitError{code: exitProblem, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
+		if err := export.WriteBatch(target, &b); err != nil {
+			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("%s: %v", target, err)}
+		}
 	}
 	if appendHook != nil {
 		if err := appendHook("committed"); err != nil {
@@ -303,6 +320,7 @@ func appendAction(c *cli.Command, cfg export.Config, target string) error {
 		}
 	}
 	removeReplacedOrSay(stderr, target, tree, root, &b)
+	removeOldState(target, tree, root, b.ID)
 	if !c.Bool("quiet") {
 		rows := b.Tables[export.TableRecords].Rows
 		fmt.Fprintf(stderr, "walscope: %s: batch %d: %s to %s, %d segments, %d records, days %s%s\n",
@@ -375,6 +393,22 @@ func carryOver(cfg *export.Config, last *export.Batch, segSize uint32, ckSegs in
 		}
 	}
 	return nil
+}
+
+// removeOldState removes the spacing state file of the batch before id,
+// once id is committed: the next append resumes from id's own, so a
+// dataset keeps one (a night's can weigh megabytes). One left behind (a
+// run killed before removing it) costs room only; the next run removes it.
+func removeOldState(target string, tree *objstore.Tree, root string, id int) {
+	if id <= 1 {
+		return
+	}
+	name := export.SpacingStateName(id - 1)
+	if tree != nil {
+		tree.Remove(tree.Join(root, export.ManifestDir, name))
+		return
+	}
+	os.Remove(filepath.Join(target, export.ManifestDir, name))
 }
 
 // holdBack ends the batch at the redo point of the last checkpoint the

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io/fs"
+	"path"
+
 	"github.com/urfave/cli/v3"
 
 	"github.com/walscope/walscope/export"
@@ -10,12 +13,17 @@ import (
 // spacingCarry is what an append's checkpoint spacing estimate needs
 // beyond the WAL (export.SpacingCarry): the server's checkpoint settings
 // the flags give (serverCheckpoints checked them already), and the growth
-// aggregate of the last batch (nil: none), whose simulation it resumes.
-func spacingCarry(c *cli.Command, last *export.Batch) *export.SpacingCarry {
+// aggregate of the last batch (nil: none), whose simulation it resumes,
+// with its state file read from the dataset (dsFS; one that cannot be read
+// leaves the batch without the estimate, which growth says).
+func spacingCarry(c *cli.Command, last *export.Batch, dsFS fs.FS) *export.SpacingCarry {
 	g, _ := givenCheckpoints(c, whatif.DefaultCheckpointSettings)
 	out := &export.SpacingCarry{Given: g}
 	if last != nil {
 		out.Previous = last.Growth
+		if gr, err := last.ParseGrowth(); err == nil && gr != nil && gr.Spacing != nil && gr.Spacing.StateFile != "" {
+			out.State, _ = fs.ReadFile(dsFS, path.Join(export.ManifestDir, gr.Spacing.StateFile))
+		}
 	}
 	return out
 }

@@ -97,26 +97,34 @@ func checkSpacingAgainstWhatIf(t *testing.T, name string, r *growth.Report, arch
 	return s
 }
 
-// spacingStates logs the size of the carried state of each batch.
+// spacingStates logs the size of the carried state of each batch, and
+// checks that the dataset keeps the last batch's state file only, of the
+// size and CRC-32C its manifest says.
 func spacingStates(t *testing.T, name, ds string) {
 	t.Helper()
-	ents, _ := os.ReadDir(filepath.Join(ds, export.ManifestDir))
-	var sizes []int
-	blocks := 0
-	for _, e := range ents {
-		data, _ := os.ReadFile(filepath.Join(ds, export.ManifestDir, e.Name()))
-		var b export.Batch
-		if json.Unmarshal(data, &b) != nil {
-			continue
-		}
-		g, err := b.ParseGrowth()
-		if err != nil || g.Spacing == nil {
-			t.Fatalf("%s: %s: no spacing estimate (%v)", name, e.Name(), err)
-		}
-		sizes = append(sizes, len(g.Spacing.State))
-		blocks = g.Spacing.StateBlocks
+	m, err := export.ReadManifest(os.DirFS(ds))
+	if err != nil || m == nil {
+		t.Fatalf("%s: %v", name, err)
 	}
-	t.Logf("%s: %d batches, carried state %v bytes (base64), %d blocks at the end", name, len(sizes), sizes, blocks)
+	var sizes []int
+	var last *export.GrowthSpacing
+	for i := range m.Batches {
+		g, err := m.Batches[i].ParseGrowth()
+		if err != nil || g.Spacing == nil || g.Spacing.StateFile != export.SpacingStateName(m.Batches[i].ID) || g.Spacing.State != "" {
+			t.Fatalf("%s: batch %d: spacing estimate %+v (%v)", name, m.Batches[i].ID, g, err)
+		}
+		sizes = append(sizes, g.Spacing.StateBytes)
+		last = g.Spacing
+	}
+	files, _ := filepath.Glob(filepath.Join(ds, export.ManifestDir, "_spacing-*"))
+	if len(files) != 1 || filepath.Base(files[0]) != last.StateFile {
+		t.Fatalf("%s: state files %q, want %s only", name, files, last.StateFile)
+	}
+	data, _ := os.ReadFile(files[0])
+	if len(data) != last.StateBytes || crc32cFile(t, files[0]) != last.StateCRC32C {
+		t.Errorf("%s: %s: %d bytes of CRC-32C %s, the manifest says %d, %s", name, files[0], len(data), crc32cFile(t, files[0]), last.StateBytes, last.StateCRC32C)
+	}
+	t.Logf("%s: %d batches, carried state %v bytes (state files), %d blocks at the end", name, len(sizes), sizes, last.StateBlocks)
 }
 
 // TestGrowthSpacing: the checkpoint spacing estimate of the growth
@@ -244,4 +252,63 @@ func TestGrowthSpacing(t *testing.T) {
 			t.Errorf("%d spacing_saved rows for %d days", n, r.Spacing.Days)
 		}
 	})
+}
+
+// TestGrowthSpacingStateFile: the spacing state lives beside the manifest
+// (_spacing-NNNNNN.state), one a dataset. A state file that does not match
+// what its manifest says (damaged, or missing) leaves the next batch
+// without the estimate, its days named not recorded, and the batch after
+// it begins afresh; the other aggregates are not touched.
+func TestGrowthSpacingStateFile(t *testing.T) {
+	fx := growthFixture(t)
+	nights := nightFiles(t, fx)
+	ds := filepath.Join(t.TempDir(), "ds")
+	for _, files := range nights[:3] {
+		appendNight(t, ds, files)
+	}
+	states, _ := filepath.Glob(filepath.Join(ds, export.ManifestDir, "_spacing-*.state"))
+	if len(states) != 1 {
+		t.Fatalf("state files %q, want one", states)
+	}
+	data, err := os.ReadFile(states[0])
+	if err != nil || len(data) < 10 {
+		t.Fatalf("%s: %d bytes, %v", states[0], len(data), err)
+	}
+	data[len(data)/2] ^= 0xff
+	os.WriteFile(states[0], data, 0o644)
+	before := growthJSON(t, "--dataset", ds)
+	// the next nights until two more batches (a night without a new
+	// checkpoint record appends nothing)
+	next := 3
+	appendBatch := func() *export.Batch {
+		m, _ := export.ReadManifest(os.DirFS(ds))
+		n := len(m.Batches)
+		for ; next < len(nights); next++ {
+			appendNight(t, ds, nights[next])
+			if m, _ = export.ReadManifest(os.DirFS(ds)); len(m.Batches) > n {
+				next++
+				return m.Last()
+			}
+		}
+		t.Fatalf("no night after %d adds a batch", next)
+		return nil
+	}
+	damaged := appendBatch()
+	appendBatch()
+	r := growthJSON(t, "--dataset", ds)
+	if len(damaged.Days) == 0 || r.Batches != before.Batches+2 {
+		t.Fatalf("batches %d then %d, damaged batch's days %v", before.Batches, r.Batches, damaged.Days)
+	}
+	for _, d := range damaged.Days {
+		if !slices.Contains(r.Spacing.NotRecorded, d) {
+			t.Errorf("%s (the batch after the damaged state): not said not recorded: %v", d, r.Spacing.NotRecorded)
+		}
+	}
+	if r.Spacing.Days <= before.Spacing.Days {
+		t.Errorf("the batch after: no estimate (%d days with it, %d before)", r.Spacing.Days, before.Spacing.Days)
+	}
+	if r.Total.Records <= before.Total.Records {
+		t.Errorf("records %d, %d before", r.Total.Records, before.Total.Records)
+	}
+	t.Logf("damaged state: batch %d's days %v not recorded; %d days with the estimate", damaged.ID, damaged.Days, r.Spacing.Days)
 }

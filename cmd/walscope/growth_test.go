@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,6 +110,7 @@ func manifestsWithout(t *testing.T, ds, field string) string {
 	md := filepath.Join(old, export.ManifestDir)
 	os.Mkdir(md, 0o755)
 	ents, _ := os.ReadDir(filepath.Join(ds, export.ManifestDir))
+	ents = slices.DeleteFunc(ents, func(e os.DirEntry) bool { return !strings.HasSuffix(e.Name(), ".json") }) // (the spacing state file)
 	for i, e := range ents {
 		data, _ := os.ReadFile(filepath.Join(ds, export.ManifestDir, e.Name()))
 		if i < len(ents)/2 {
@@ -464,6 +466,9 @@ func TestGrowthFixture(t *testing.T) {
 		os.Mkdir(md, 0o755)
 		ents, _ := os.ReadDir(filepath.Join(nightly, export.ManifestDir))
 		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".json") {
+				continue // the spacing state file
+			}
 			var b map[string]any
 			data, _ := os.ReadFile(filepath.Join(nightly, export.ManifestDir, e.Name()))
 			if err := json.Unmarshal(data, &b); err != nil {
