@@ -49,7 +49,8 @@ var versionConfigs = []versionConfig{
 // TABLE adding a column and one rewriting a table, each named;
 // TRUNCATE, INSERT, TRUNCATE again (in place), INSERT; a table moved to
 // another schema, one rewritten twice, tables altered then truncated,
-// truncated then altered, altered then dropped, rows changed between)
+// truncated then altered, altered then dropped, rows changed between; a
+// table moved to another tablespace between changes of its rows)
 // after an online base backup (the low-level API): for each,
 // Changes applied to the server's own row_to_json of the tables just
 // before BEGIN (each old row present when its change comes) gives exactly
@@ -157,8 +158,21 @@ CREATE TABLE cl (id int PRIMARY KEY, v text);
 INSERT INTO cl SELECT g, 'l' || g FROM generate_series(12, 1, -1) g;
 CREATE TABLE cl2 (id int PRIMARY KEY, v text);
 INSERT INTO cl2 SELECT g, 'm' || g FROM generate_series(12, 1, -1) g;
+CREATE TABLE moveme (id int PRIMARY KEY, v text);
+INSERT INTO moveme SELECT g, 'v' || g FROM generate_series(1, 10) g;
+CREATE TABLE ul (id int PRIMARY KEY, v text);
+INSERT INTO ul SELECT g, 'u' || g FROM generate_series(1, 10) g;
+CREATE TABLE ul2 (id int PRIMARY KEY, v text);
+INSERT INTO ul2 SELECT g, 'w' || g FROM generate_series(1, 10) g;
 CHECKPOINT;`)
 	p.BaseBackup(t, base)
+	// a tablespace made after the backup (its directory under the test's)
+	spc := filepath.Join(work, "spc")
+	if err := os.Mkdir(spc, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.ChownPG(t, spc)
+	p.Query(t, "CREATE TABLESPACE elsewhere LOCATION '"+spc+"'")
 	a, hb := p.Session(t, "a"), p.Session(t, "hb")
 	beat := 0
 	tick := func() { beat++; hb.Exec(fmt.Sprintf("INSERT INTO heartbeat VALUES (%d)", beat)) }
@@ -361,6 +375,12 @@ CHECKPOINT;`)
 		"DELETE FROM cl WHERE id = 3", "DROP TABLE cl",
 		"UPDATE cl2 SET v = 'a' WHERE id = 1", "CLUSTER cl2 USING cl2_pkey", "UPDATE cl2 SET v = 'b' WHERE id = 2",
 		"TRUNCATE cl2", "INSERT INTO cl2 VALUES (100, 'n')")
+	// ALTER TABLE SET TABLESPACE: the file copied block by block (XLOG
+	// FPI records, the rows' xmin kept) into a new file in another
+	// tablespace, rows changed before and after
+	run("tablespace", []string{"moveme"}, map[string]map[string]int{"moveme": {"update": 3, "insert": 1, "delete": 2}},
+		"UPDATE moveme SET v = 'a' WHERE id = 1", "DELETE FROM moveme WHERE id = 9", "ALTER TABLE moveme SET TABLESPACE elsewhere",
+		"UPDATE moveme SET v = 'b' WHERE id IN (1, 2)", "INSERT INTO moveme VALUES (100, 'n')", "DELETE FROM moveme WHERE id = 3")
 	switchWAL := "SELECT pg_switch_wal()"
 	if cfg.major < 10 {
 		switchWAL = "SELECT pg_switch_xlog()"
