@@ -452,9 +452,17 @@ func WriteBatch(dir string, b *Batch) error {
 	if _, err := os.Lstat(final); err == nil {
 		return fmt.Errorf("%s: %w", final, ErrExists)
 	}
-	tmp := filepath.Join(md, "."+BatchFileName(b.ID)+"."+strconv.Itoa(os.Getpid())+".tmp")
+	return writeInto(md, BatchFileName(b.ID), b.Encode())
+}
+
+// writeInto writes data to dir/name atomically and durably: a temporary
+// file of this process, synced, renamed into place (replacing one there),
+// the directory synced.
+func writeInto(dir, name string, data []byte) error {
+	final := filepath.Join(dir, name)
+	tmp := filepath.Join(dir, "."+name+"."+strconv.Itoa(os.Getpid())+".tmp")
 	os.Remove(tmp)
-	if err := writeSynced(tmp, b.Encode()); err != nil {
+	if err := writeSynced(tmp, data); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -462,7 +470,7 @@ func WriteBatch(dir string, b *Batch) error {
 		os.Remove(tmp)
 		return err
 	}
-	syncDir(md)
+	syncDir(dir)
 	return nil
 }
 
@@ -478,19 +486,7 @@ func WriteSpacingState(dir string, b *Batch) error {
 	if err := os.MkdirAll(md, 0o777); err != nil {
 		return err
 	}
-	final := filepath.Join(md, SpacingStateName(b.ID))
-	tmp := filepath.Join(md, "."+SpacingStateName(b.ID)+"."+strconv.Itoa(os.Getpid())+".tmp")
-	os.Remove(tmp)
-	if err := writeSynced(tmp, b.SpacingState); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	syncDir(md)
-	return nil
+	return writeInto(md, SpacingStateName(b.ID), b.SpacingState)
 }
 
 // syncDir makes a rename in dir durable.

@@ -63,15 +63,7 @@ func TestAppendCheckpointsPG18(t *testing.T) {
 // one batch; straddle says the patterns must hold a night that ends
 // between a redo point and its checkpoint record.
 func checkNightsEqualWhole(t *testing.T, archive string, segSize uint64, straddle bool, patterns map[string][]int) {
-	ents, err := os.ReadDir(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, e := range ents {
-		files = append(files, filepath.Join(archive, e.Name()))
-	}
-	sort.Strings(files)
+	files := archiveFiles(t, archive)
 	dir := t.TempDir()
 
 	whole := filepath.Join(dir, "whole")
@@ -148,6 +140,22 @@ func checkNightsEqualWhole(t *testing.T, archive string, segSize uint64, straddl
 			t.Logf("%d nights (%d ending inside a spread checkpoint): %d checkpoint rows identical", len(nm.Batches), straddles, len(gotCk))
 		})
 	}
+}
+
+// archiveFiles returns the paths of the files of the archive directory,
+// sorted (segments, .partial, .history and .backup files in WAL order).
+func archiveFiles(t *testing.T, archive string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range ents {
+		files = append(files, filepath.Join(archive, e.Name()))
+	}
+	sort.Strings(files)
+	return files
 }
 
 // TestExportEndLeavesNoTempFiles: pg15-replica-lz4 holds a record torn at

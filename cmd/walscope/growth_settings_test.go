@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -108,15 +107,7 @@ func TestGrowthSettings(t *testing.T) {
 		if err := testwal.UntarZstd(filepath.Join(testwal.Root(t), "fixtures", "whatif", name, "archive.tar.zst"), dir); err != nil {
 			t.Fatal(err)
 		}
-		ents, err := os.ReadDir(filepath.Join(dir, "archive"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var files []string
-		for _, e := range ents {
-			files = append(files, filepath.Join(dir, "archive", e.Name()))
-		}
-		sort.Strings(files)
+		files := archiveFiles(t, filepath.Join(dir, "archive"))
 		ds := filepath.Join(dir, "ds")
 		for q := 1; q <= 4; q++ {
 			night := files[:max(1, len(files)*q/4)]

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -152,15 +151,7 @@ func TestGrowthSpacing(t *testing.T) {
 			t.Fatal(err)
 		}
 		archive := filepath.Join(dir, "archive")
-		ents, err := os.ReadDir(archive)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var files []string
-		for _, e := range ents {
-			files = append(files, filepath.Join(archive, e.Name()))
-		}
-		sort.Strings(files)
+		files := archiveFiles(t, archive)
 		flags := []string{"--current-max-wal-size", "32MB", "--current-checkpoint-timeout", "1h"}
 		whole := filepath.Join(dir, "whole")
 		appendNight(t, whole, []string{archive}, flags...)
