@@ -522,6 +522,10 @@ type builder struct {
 	cutRows map[xlog.LSN]int
 	// list: the changes, read again for a TRUNCATE in place's pages
 	list *replay.ChangeList
+	// unlogged: the spans in which the transaction had a table unlogged
+	// (ALTER TABLE SET UNLOGGED, to SET LOGGED or the commit), in WAL
+	// order: its changes then are not in the WAL (Result.Missing)
+	unlogged []unloggedSpan
 	// the tables whose definition the transaction changed (as of before
 	// it: Relation.Before), in the order of their first change
 	altered map[relKey]*Relation
@@ -602,6 +606,17 @@ type attrChange struct {
 type layoutKey struct {
 	rel relKey
 	n   int
+}
+
+// unloggedSpan is a table made unlogged by the transaction: from the
+// pg_class update of ALTER TABLE SET UNLOGGED (before: the file it left,
+// its rows as of then) to that of SET LOGGED (to; after: the file whose
+// rows it copied, as inserts, from the unlogged one), or to the commit (to
+// 0).
+type unloggedSpan struct {
+	rel           relKey
+	from, to      xlog.LSN
+	before, after decode.RelFileLocator
 }
 
 // fileSwitch is a pg_class update giving a table a new, empty file: a
@@ -706,6 +721,10 @@ func (b *builder) build(changes *replay.ChangeList) error {
 				altered[k] = true
 				alteredOrder = append(alteredOrder, k)
 			}
+		}
+		if c.Op == replay.ChangeUpdate && oldC != nil && newC != nil && newC.OID >= firstNormalObjectID && s.cat.Class(newC.OID) != nil &&
+			(newC.Kind == 'r' || newC.Kind == 'm') && oldC.Persistence != newC.Persistence && (oldC.Persistence == 'u' || newC.Persistence == 'u') {
+			b.notePersistence(s, c, oldC, newC)
 		}
 		if c.Op == replay.ChangeInsert && newC != nil && strings.HasPrefix(newC.Name, "pg_temp_") {
 			// make_new_heap's transient table of a rewrite (cluster.c:
@@ -842,6 +861,9 @@ func (b *builder) build(changes *replay.ChangeList) error {
 		if err := b.alter(k); err != nil {
 			return err
 		}
+	}
+	if err := b.unloggedMissing(changes); err != nil {
+		return err
 	}
 	// the chunks of TOAST values the transaction inserted
 	for c, err := range changes.All() {
@@ -1543,4 +1565,172 @@ func (b *builder) emitCut(g *emptiedGroup, give func(*Row, error) bool, yield fu
 		}
 	}
 	return true
+}
+
+// notePersistence follows ALTER TABLE SET UNLOGGED and SET LOGGED of a
+// table that existed before the transaction: a rewrite into a file of the
+// new persistence (ATRewriteTables), the pg_class update switching files
+// setting relpersistence. An unlogged table's changes are not WAL-logged
+// (heap_insert and the others log only RelationNeedsWAL), nor are the
+// rewrite's copies into it; SET LOGGED's copies out of it are.
+func (b *builder) notePersistence(s *dbState, c *replay.Change, oldC, newC *catalog.Class) {
+	rk := relKey{c.Rel.DBOID, newC.OID}
+	oc, nc := *oldC, *newC
+	oldLoc, _ := s.cat.Locator(&oc)
+	newLoc, _ := s.cat.Locator(&nc)
+	if newC.Persistence == 'u' {
+		b.unlogged = append(b.unlogged, unloggedSpan{rel: rk, from: c.LSN, before: oldLoc})
+		return
+	}
+	for i := len(b.unlogged) - 1; i >= 0; i-- {
+		if u := &b.unlogged[i]; u.rel == rk && u.to == 0 {
+			u.to, u.after = c.LSN, newLoc
+			return
+		}
+	}
+	// unlogged before the transaction: its rows as of SET LOGGED are the
+	// copies, but what it did to them before is not in the WAL
+	b.unlogged = append(b.unlogged, unloggedSpan{rel: rk, to: c.LSN, after: newLoc})
+}
+
+// Reasons of the rows the WAL does not hold with a backup.
+const (
+	// WhyUnlogged: the table was unlogged, its changes not WAL-logged.
+	WhyUnlogged = "the transaction changed them while the table was unlogged (ALTER TABLE SET UNLOGGED): an unlogged table's changes are not in the WAL"
+)
+
+// unloggedMissing adds to Result.Missing what the transaction did to a
+// table while it had it unlogged. Between SET UNLOGGED and SET LOGGED:
+// the rows as of the first (the visible versions of the file it left,
+// untouched since) against those the second copied (its inserts into the
+// new file): by the table's key, the rows updated, deleted and inserted
+// then (without a key: the rows gone and the rows new); they are given no
+// change (their versions are not in the WAL) and the undo does not undo
+// them. From SET UNLOGGED to the commit, or before SET LOGGED of a table
+// unlogged before the transaction: every change then, a number the WAL
+// does not tell (Rows 0).
+func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
+	for _, u := range b.unlogged {
+		if !b.wanted(u.rel) {
+			continue
+		}
+		rel, err := b.relation(u.rel)
+		if err != nil {
+			return err
+		}
+		name := rel.Name()
+		switch {
+		case u.to == 0:
+			b.res.Missing = append(b.res.Missing, Missing{Relation: name, Op: Update, Rows: 0,
+				Reason: fmt.Sprintf("%s: unlogged from %s to the commit", WhyUnlogged, u.from)})
+			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: made unlogged at %s (ALTER TABLE SET UNLOGGED) and left so: what the transaction did to its rows after is not in the WAL, given no change and not undone", name, u.from))
+			continue
+		case u.from == 0:
+			b.res.Missing = append(b.res.Missing, Missing{Relation: name, Op: Update, Rows: 0,
+				Reason: fmt.Sprintf("%s: unlogged from before the transaction to %s (SET LOGGED)", WhyUnlogged, u.to)})
+			b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: unlogged until %s (ALTER TABLE SET LOGGED): what the transaction did to its rows before is not in the WAL, given no change and not undone", name, u.to))
+			continue
+		}
+		// the rows of before and after, as their key (or whole row) and
+		// the whole row
+		type version struct{ key, row string }
+		text := func(r *Row, lay *Relation, key []int) version {
+			var kb, rb strings.Builder
+			idx := map[int]bool{}
+			for _, k := range key {
+				idx[k] = true
+			}
+			for i, col := range lay.Table.Columns {
+				v := fmt.Sprintf("%s=%v:%x;", col.Attribute.Name, r.Nulls[i], r.Values[i])
+				rb.WriteString(v)
+				if idx[i] {
+					kb.WriteString(v)
+				}
+			}
+			if len(key) == 0 {
+				return version{rb.String(), rb.String()}
+			}
+			return version{kb.String(), rb.String()}
+		}
+		keyNames := map[string]bool{}
+		for _, k := range rel.Key {
+			keyNames[rel.Table.Columns[k].Attribute.Name] = true
+		}
+		keyOf := func(lay *Relation) []int {
+			var out []int
+			for i, col := range lay.Table.Columns {
+				if keyNames[col.Attribute.Name] {
+					out = append(out, i)
+				}
+			}
+			return out
+		}
+		before := map[string][]string{}
+		x := b.r.Xacts()
+		x.AssumeCommitted(b.xids...)
+		err = b.r.VisibleTuples(u.before, func(blk uint32, off uint16, tup []byte) error {
+			row, err := b.decodeIn(rel, tup, blk, off, u.from)
+			if err != nil {
+				return err
+			}
+			lay := row.layout(rel)
+			v := text(row, lay, keyOf(lay))
+			before[v.key] = append(before[v.key], v.row)
+			return nil
+		})
+		x.AssumeCommitted()
+		if err != nil {
+			return fmt.Errorf("%s, as of ALTER TABLE SET UNLOGGED at %s: %w", name, u.from, err)
+		}
+		var updated, deleted, inserted int
+		for c, err := range changes.All() {
+			if err != nil {
+				return err
+			}
+			if c.Op != replay.ChangeInsert || c.Rel != u.after || c.LSN >= u.to || c.New == nil {
+				continue
+			}
+			row, err := b.decodeIn(rel, c.New, c.NewBlock, c.NewOffset, u.to)
+			if err != nil {
+				return fmt.Errorf("%s, copied by ALTER TABLE SET LOGGED at %s: %w", name, u.to, err)
+			}
+			lay := row.layout(rel)
+			v := text(row, lay, keyOf(lay))
+			old := before[v.key]
+			switch {
+			case len(old) == 0:
+				inserted++
+				continue
+			case !slices.Contains(old, v.row):
+				updated++
+				old = old[1:]
+			default:
+				i := slices.Index(old, v.row)
+				old = slices.Delete(old, i, i+1)
+			}
+			if len(old) == 0 {
+				delete(before, v.key)
+			} else {
+				before[v.key] = old
+			}
+		}
+		for _, old := range before {
+			deleted += len(old)
+		}
+		why := fmt.Sprintf("%s: unlogged from %s to %s (SET LOGGED); counted from its rows at the first and those the second copied", WhyUnlogged, u.from, u.to)
+		if len(rel.Key) == 0 {
+			why += " (the table has no key: an update counts as a delete and an insert)"
+		}
+		b.res.Skipped = append(b.res.Skipped, fmt.Sprintf("table %s: unlogged from %s to %s (ALTER TABLE SET UNLOGGED, SET LOGGED): %d rows updated, %d deleted and %d inserted then (its rows at the first against those the second copied%s) are not in the WAL, given no change and not undone",
+			name, u.from, u.to, updated, deleted, inserted, map[bool]string{true: ", by its key", false: "; without a key an update is a delete and an insert"}[len(rel.Key) > 0]))
+		for _, m := range []struct {
+			op Op
+			n  int
+		}{{Update, updated}, {Delete, deleted}, {Insert, inserted}} {
+			if m.n > 0 {
+				b.res.Missing = append(b.res.Missing, Missing{Relation: name, Op: m.op, Old: m.op != Insert, Rows: m.n, Reason: why})
+			}
+		}
+	}
+	return nil
 }

@@ -50,7 +50,9 @@ var versionConfigs = []versionConfig{
 // TRUNCATE, INSERT, TRUNCATE again (in place), INSERT; a table moved to
 // another schema, one rewritten twice, tables altered then truncated,
 // truncated then altered, altered then dropped, rows changed between; a
-// table moved to another tablespace between changes of its rows)
+// table moved to another tablespace between changes of its rows; tables
+// made unlogged and logged again, or left unlogged, with changes while
+// unlogged that Result.Missing and Skipped must count)
 // after an online base backup (the low-level API): for each,
 // Changes applied to the server's own row_to_json of the tables just
 // before BEGIN (each old row present when its change comes) gives exactly
@@ -91,8 +93,8 @@ type versionIncident struct {
 	// created: a table the transaction created, named in Result.Created
 	// (its rows are inserts; the undo drops it)
 	created string
-	// skipped: what Result.Skipped must say; none when empty
-	skipped string
+	// skipped: what Result.Skipped must say, entry by entry
+	skipped []string
 	// defs: the tables' columns (name and type, in order) before it
 	defs map[string][]string
 	// steps: the tables as the transaction saw them after each of its
@@ -103,6 +105,12 @@ type versionIncident struct {
 	// of before), not as a whole after: dropped after a change of their
 	// columns, their versions follow several layouts
 	loose map[string]bool
+	// unlogged: tables the transaction had unlogged for a while, and
+	// what Result.Missing must say of them (table, operation, rows):
+	// their changes then are not given, so neither their rows after nor
+	// the undo are whole
+	unlogged map[string]bool
+	missing  string
 }
 
 // step is the transaction's tables as it saw them after one of its
@@ -381,6 +389,23 @@ CHECKPOINT;`)
 	run("tablespace", []string{"moveme"}, map[string]map[string]int{"moveme": {"update": 3, "insert": 1, "delete": 2}},
 		"UPDATE moveme SET v = 'a' WHERE id = 1", "DELETE FROM moveme WHERE id = 9", "ALTER TABLE moveme SET TABLESPACE elsewhere",
 		"UPDATE moveme SET v = 'b' WHERE id IN (1, 2)", "INSERT INTO moveme VALUES (100, 'n')", "DELETE FROM moveme WHERE id = 3")
+	// ALTER TABLE SET UNLOGGED (a rewrite into a file whose changes are
+	// not WAL-logged, the copies neither) between changes of the rows,
+	// changes while unlogged, SET LOGGED (a rewrite whose copies are
+	// logged inserts) and a DELETE after: ul's changes while unlogged
+	// are counted, by key, from its rows at SET UNLOGGED and the copies
+	// of SET LOGGED; ul2, left unlogged, has every change after SET
+	// UNLOGGED missing. The logged changes are given, each version as
+	// the session saw it
+	run("unlogged", []string{"ul", "ul2"}, map[string]map[string]int{"ul": {"update": 2, "delete": 1}, "ul2": {"update": 1}},
+		"UPDATE ul SET v = 'a' WHERE id = 1", "ALTER TABLE ul SET UNLOGGED", "UPDATE ul SET v = 'b' WHERE id IN (2, 6)",
+		"DELETE FROM ul WHERE id = 3", "INSERT INTO ul VALUES (100, 'n')", "ALTER TABLE ul SET LOGGED",
+		"UPDATE ul SET v = 'c' WHERE id = 4", "DELETE FROM ul WHERE id = 5",
+		"UPDATE ul2 SET v = 'a' WHERE id = 1", "ALTER TABLE ul2 SET UNLOGGED", "UPDATE ul2 SET v = 'b' WHERE id = 2",
+		"DELETE FROM ul2 WHERE id = 3")
+	incidents[len(incidents)-1].unlogged = map[string]bool{"ul": true, "ul2": true}
+	incidents[len(incidents)-1].missing = "public.ul update 2, public.ul delete 1, public.ul insert 1, public.ul2 update every row"
+	incidents[len(incidents)-1].skipped = []string{"table public.ul: unlogged from", "table public.ul2: made unlogged at"}
 	switchWAL := "SELECT pg_switch_wal()"
 	if cfg.major < 10 {
 		switchWAL = "SELECT pg_switch_xlog()"
@@ -579,10 +604,27 @@ CHECKPOINT;`)
 		if g := strings.Join(res.Created, ","); g != in.created {
 			t.Errorf("%s: created %q, want %q", in.name, g, in.created)
 		}
-		if in.skipped != "" && (len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], in.skipped)) {
+		if len(res.Skipped) != len(in.skipped) {
 			t.Errorf("%s: skipped %q, want %q", in.name, res.Skipped, in.skipped)
-		} else if in.skipped == "" && len(res.Skipped) > 0 {
-			t.Errorf("%s: skipped %q", in.name, res.Skipped)
+		}
+		for i, s := range res.Skipped {
+			if i < len(in.skipped) && !strings.Contains(s, in.skipped[i]) {
+				t.Errorf("%s: skipped %q, want %q", in.name, s, in.skipped[i])
+			}
+		}
+		var missing []string
+		for _, m := range res.Missing {
+			if m.Rows == 0 {
+				missing = append(missing, fmt.Sprintf("%s %s every row", m.Relation, m.Op))
+				continue
+			}
+			missing = append(missing, fmt.Sprintf("%s %s %d", m.Relation, m.Op, m.Rows))
+			if !strings.Contains(m.Reason, "unlogged") {
+				t.Errorf("%s: missing %d %s rows of %s: %s", in.name, m.Rows, m.Op, m.Relation, m.Reason)
+			}
+		}
+		if g := strings.Join(missing, ", "); g != in.missing {
+			t.Errorf("%s: missing %q, want %q", in.name, g, in.missing)
 		}
 		res.Close()
 		for tab, l := range live {
@@ -597,7 +639,7 @@ CHECKPOINT;`)
 			}
 		}
 		for _, tab := range in.tables {
-			if live[tab] != nil || in.loose[tab] {
+			if live[tab] != nil || in.loose[tab] || in.unlogged[tab] {
 				continue
 			}
 			after := map[string]int{}
@@ -640,6 +682,9 @@ CHECKPOINT;`)
 		for _, tab := range in.tables {
 			if g, w := strings.Join(nowDefs[tab], ", "), strings.Join(in.defs[tab], ", "); g != w {
 				t.Errorf("%s: %s after the undo script has the columns %s, before the transaction %s", in.name, tab, g, w)
+			}
+			if in.unlogged[tab] {
+				continue // its changes while unlogged are not undone
 			}
 			if !sameRows(now[tab], in.before[tab]) {
 				t.Errorf("%s: %s after the undo script: %d rows, %d before the transaction, or they differ", in.name, tab, len(now[tab]), len(in.before[tab]))

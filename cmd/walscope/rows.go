@@ -301,9 +301,10 @@ func rowsAction(c *cli.Command) error {
 			fmt.Fprintf(c.Root().ErrWriter, "walscope: %s was created by the transaction: its rows are inserts, and the undo (--format sql) drops it\n", name)
 		}
 	}
-	if walOnly {
+	if walOnly || len(res.Missing) > 0 {
 		// what the WAL lacks is said even when changes could not be
-		// decoded (exit 1 then wins)
+		// decoded (exit 1 then wins); with a backup: the changes of a
+		// table the transaction had unlogged
 		if err := walOnlyMissing(c, res, notUndone); err != nil && bad.n == 0 {
 			return err
 		}
@@ -408,6 +409,9 @@ func walOnlyMissing(c *cli.Command, res *rows.Result, notUndone []string) error 
 		return nil
 	}
 	msg := fmt.Sprintf("%d row versions are not in the WAL read (without --backup); the others are written", n)
+	if !res.WALOnly {
+		msg = "changes of a table the transaction had unlogged (ALTER TABLE SET UNLOGGED) are not in the WAL (counted above): the others are written, and the undo script does not undo them"
+	}
 	if len(notUndone) > 0 {
 		msg = fmt.Sprintf("%d changes cannot be undone from the WAL alone (listed in the script); the script undoes the others", len(notUndone))
 	}
