@@ -213,6 +213,11 @@ type Result struct {
 	// CatalogFromWAL: without a catalog file, the columns came from the
 	// catalog pages the WAL read shows.
 	CatalogFromWAL bool
+	// Unlogged: the tables the transaction had unlogged for a while
+	// (ALTER TABLE SET UNLOGGED), whose changes then are not in the WAL
+	// (counted in Missing), and which rows they touched as far as it
+	// tells.
+	Unlogged []UnloggedRows
 
 	r *replay.Replay
 	// the tables the transaction altered (Relation.Before), as the undo
@@ -606,6 +611,19 @@ type attrChange struct {
 type layoutKey struct {
 	rel relKey
 	n   int
+}
+
+// UnloggedRows is a table the transaction had unlogged from From (the
+// pg_class update of ALTER TABLE SET UNLOGGED; 0: before it) to To (that of
+// SET LOGGED; 0: the commit). With both, the rows its changes then touched:
+// Gone, the rows as of From that To's copies do not hold (deleted, or the
+// version an update replaced), in physical order; New, the copies that
+// were not among them (inserted, or an update's new version), in the
+// order copied. Without: nil, the WAL does not tell.
+type UnloggedRows struct {
+	Rel       *Relation
+	From, To  xlog.LSN
+	Gone, New []*Row
 }
 
 // unloggedSpan is a table made unlogged by the transaction: from the
@@ -1619,6 +1637,9 @@ func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
 			return err
 		}
 		name := rel.Name()
+		b.note(rel)
+		b.res.Unlogged = append(b.res.Unlogged, UnloggedRows{Rel: rel, From: u.from, To: u.to})
+		ur := &b.res.Unlogged[len(b.res.Unlogged)-1]
 		switch {
 		case u.to == 0:
 			b.res.Missing = append(b.res.Missing, Missing{Relation: name, Op: Update, Rows: 0,
@@ -1634,6 +1655,10 @@ func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
 		// the rows of before and after, as their key (or whole row) and
 		// the whole row
 		type version struct{ key, row string }
+		type held struct {
+			row string
+			r   *Row
+		}
 		text := func(r *Row, lay *Relation, key []int) version {
 			var kb, rb strings.Builder
 			idx := map[int]bool{}
@@ -1665,7 +1690,7 @@ func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
 			}
 			return out
 		}
-		before := map[string][]string{}
+		before := map[string][]held{}
 		x := b.r.Xacts()
 		x.AssumeCommitted(b.xids...)
 		err = b.r.VisibleTuples(u.before, func(blk uint32, off uint16, tup []byte) error {
@@ -1675,7 +1700,7 @@ func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
 			}
 			lay := row.layout(rel)
 			v := text(row, lay, keyOf(lay))
-			before[v.key] = append(before[v.key], v.row)
+			before[v.key] = append(before[v.key], held{v.row, row})
 			return nil
 		})
 		x.AssumeCommitted()
@@ -1697,15 +1722,18 @@ func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
 			lay := row.layout(rel)
 			v := text(row, lay, keyOf(lay))
 			old := before[v.key]
+			i := slices.IndexFunc(old, func(h held) bool { return h.row == v.row })
 			switch {
 			case len(old) == 0:
 				inserted++
+				ur.New = append(ur.New, row)
 				continue
-			case !slices.Contains(old, v.row):
+			case i < 0:
 				updated++
+				ur.Gone = append(ur.Gone, old[0].r)
+				ur.New = append(ur.New, row)
 				old = old[1:]
 			default:
-				i := slices.Index(old, v.row)
 				old = slices.Delete(old, i, i+1)
 			}
 			if len(old) == 0 {
@@ -1716,7 +1744,13 @@ func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
 		}
 		for _, old := range before {
 			deleted += len(old)
+			for _, h := range old {
+				ur.Gone = append(ur.Gone, h.r)
+			}
 		}
+		sort.Slice(ur.Gone, func(i, j int) bool {
+			return ctid{ur.Gone[i].Block, ur.Gone[i].Offset}.less(ctid{ur.Gone[j].Block, ur.Gone[j].Offset})
+		})
 		why := fmt.Sprintf("%s: unlogged from %s to %s (SET LOGGED); counted from its rows at the first and those the second copied", WhyUnlogged, u.from, u.to)
 		if len(rel.Key) == 0 {
 			why += " (the table has no key: an update counts as a delete and an insert)"

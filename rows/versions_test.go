@@ -626,6 +626,54 @@ CHECKPOINT;`)
 		if g := strings.Join(missing, ", "); g != in.missing {
 			t.Errorf("%s: missing %q, want %q", in.name, g, in.missing)
 		}
+		// the rows a table's changes while unlogged touched: those of the
+		// session's table after SET UNLOGGED not there after SET LOGGED
+		// (Gone), and the other way round (New)
+		for _, u := range res.Unlogged {
+			tab := u.Rel.Class.Name
+			if u.From == 0 || u.To == 0 {
+				if u.Gone != nil || u.New != nil {
+					t.Errorf("%s: %s unlogged from %s to %s: rows given", in.name, tab, u.From, u.To)
+				}
+				continue
+			}
+			at := func(lsn xlog.LSN) map[string]int {
+				i := 0
+				for i < len(in.steps)-1 && in.steps[i].lsn <= lsn {
+					i++
+				}
+				m := map[string]int{}
+				for _, r := range in.steps[i].rows[tab] {
+					m[r]++
+				}
+				return m
+			}
+			then, end := at(u.From), at(u.To)
+			for _, c := range []struct {
+				what       string
+				rows       []*rows.Row
+				from, less map[string]int
+			}{{"gone", u.Gone, then, end}, {"new", u.New, end, then}} {
+				want := map[string]int{}
+				for r, n := range c.from {
+					if d := n - c.less[r]; d > 0 {
+						want[r] = d
+					}
+				}
+				got := map[string]int{}
+				for _, r := range c.rows {
+					j, err := f.AppendRowJSON(nil, u.Rel, r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[string(j)]++
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+					t.Errorf("%s: %s rows %s while unlogged: %v, the session's %v", in.name, tab, c.what, got, want)
+				}
+				stepChecked += len(c.rows)
+			}
+		}
 		res.Close()
 		for tab, l := range live {
 			after := map[string]int{}

@@ -301,6 +301,27 @@ func rowsAction(c *cli.Command) error {
 			fmt.Fprintf(c.Root().ErrWriter, "walscope: %s was created by the transaction: its rows are inserts, and the undo (--format sql) drops it\n", name)
 		}
 	}
+	// the rows a table's changes while unlogged touched (not in the WAL:
+	// no change given), the first rows.MaxMissingComments named
+	named := 0
+	for _, u := range res.Unlogged {
+		for _, g := range [...]struct {
+			what string
+			rows []*rows.Row
+		}{{"gone (deleted, or the version an update replaced)", u.Gone}, {"new (inserted, or an update's new version)", u.New}} {
+			for _, r := range g.rows {
+				if named++; named > rows.MaxMissingComments {
+					continue
+				}
+				if j, err := f.AppendRowJSON(nil, u.Rel, r); err == nil {
+					fmt.Fprintf(c.Root().ErrWriter, "walscope: %s: changed while unlogged (%s to %s), not in the WAL: %s %s\n", u.Rel.Name(), u.From, u.To, g.what, j)
+				}
+			}
+		}
+	}
+	if named > rows.MaxMissingComments {
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: %d more rows changed while unlogged (%d in all; the first %d are named above)\n", named-rows.MaxMissingComments, named, rows.MaxMissingComments)
+	}
 	if walOnly || len(res.Missing) > 0 {
 		// what the WAL lacks is said even when changes could not be
 		// decoded (exit 1 then wins); with a backup: the changes of a
