@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
 	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format", "growth"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "whatif", "internal/outfile"}, // whatif: the checkpoint spacing estimate of the growth aggregate
-	"growth":               {"export"}, // growth over months and a forecast, from an incremental dataset's manifests (issue 29.2)
+	"growth":               {"export"},                                                                                 // growth over months and a forecast, from an incremental dataset's manifests (issue 29.2)
 	"cmd/walscope":         {"xlog", "xlog/archive", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "incident", "whatif", "backup", "heap", "xactstate", "catalog", "tuple", "replay", "table", "rows", "typeout", "format", "report", "export", "growth", "internal/outfile", "xlog/objstore", "internal/cliargs", "internal/prefault"},
 	"internal/testwal":     {},
 	"internal/waltest":     {"xlog", "decode", "internal/testwal"}, // test helpers of the analysis packages
@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 	"heap":                 {"xlog", "decode", "rmgr"},  // heap pages: redo per version, heap_mask, page items
 
 	"rows":    {"xlog", "xlog/stream", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup", "replay", "table", "typeout", "export"}, // the rows one transaction changed, and the SQL undoing it (issue 27)
-	"typeout": {"xlog", "decode", "tuple", "catalog"},                                                                                // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
+	"typeout": {"xlog", "decode", "tuple", "catalog"},                                                                                               // values as the server's output functions print them; COPY, CSV and SQL literal quoting (issue 27)
 
 	// Object stores (issue 14): the clients, imported by the command only;
 	// xlog/archive reads a store through its Tree interface, not this package.
