@@ -99,8 +99,10 @@ var ErrExists = errors.New("dataset exists")
 // (transactions, checkpoints, segments): analyze's counters do the
 // accounting, the exporter turns their results into rows.
 type Exporter struct {
-	cfg  Config
-	want map[string]bool
+	// previous is the batch before's growth aggregate (Config.Spacing), parsed once
+	previous previousGrowth
+	cfg      Config
+	want     map[string]bool
 	// per-record tests of want, without hashing a table name per record
 	wantTx, wantCheckpoints, wantSegments bool
 	schemas                               map[string]*Schema
@@ -176,7 +178,10 @@ func New(cfg Config) (*Exporter, error) {
 	}
 	e.days.start(cfg.LastTime)
 	if cfg.Spacing != nil {
-		e.growth.cells.settings.carryCreated(cfg.Spacing.Previous)
+		e.previous = parsePrevious(cfg.Spacing.Previous)
+		if e.previous.err == nil {
+			e.growth.cells.settings.carryCreated(e.previous.Settings)
+		}
 	}
 	if err := e.startStaging(); err != nil {
 		return nil, err

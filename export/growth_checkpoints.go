@@ -360,11 +360,9 @@ func (e *Exporter) startSpacing(first xlog.LSN, pageSize uint32, v xlog.Version,
 	if c := e.cfg.Spacing; c != nil {
 		given = c.Given
 		if len(c.Previous) > 0 {
-			var g struct {
-				Spacing *GrowthSpacing `json:"spacing"`
-			}
-			if err := json.Unmarshal(c.Previous, &g); err != nil {
-				t.err = err
+			g := &e.previous
+			if g.err != nil {
+				t.err = g.err
 				return
 			}
 			if g.Spacing != nil && g.Spacing.Version == GrowthSpacingVersion {
@@ -562,6 +560,34 @@ func (t *spacingTrack) summary(pendingHour int64, dayOfHour func(int64) string, 
 	out.StateFile, out.StateBytes = SpacingStateName(batch), len(t.stateFile)
 	out.StateCRC32C = fmt.Sprintf("%08x", crc32.Checksum(t.stateFile, crc32.MakeTable(crc32.Castagnoli)))
 	return out
+}
+
+// previousGrowth is what a batch takes from the growth aggregate of the
+// batch before it (SpacingCarry.Previous), parsed once: its spacing
+// estimate (the state to resume) and settings estimate (the relations
+// created by transactions still open).
+type previousGrowth struct {
+	Spacing  *GrowthSpacing  `json:"spacing"`
+	Settings *GrowthSettings `json:"settings"`
+	err      error
+}
+
+func parsePrevious(raw json.RawMessage) previousGrowth {
+	var g previousGrowth
+	if len(raw) > 0 {
+		g.err = json.Unmarshal(raw, &g)
+	}
+	return g
+}
+
+// SpacingStateFile is the name of the spacing state file the growth
+// aggregate growth (a Batch's Growth) names, "" for none (an inline state,
+// or no estimate).
+func SpacingStateFile(growth json.RawMessage) string {
+	if g := parsePrevious(growth); g.err == nil && g.Spacing != nil {
+		return g.Spacing.StateFile
+	}
+	return ""
 }
 
 // SpacingStateName is the name of batch id's spacing state file, in the

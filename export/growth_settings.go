@@ -1,7 +1,6 @@
 package export
 
 import (
-	"encoding/json"
 	"sort"
 
 	"github.com/walscope/walscope/decode"
@@ -351,21 +350,15 @@ func (s *Span) addSettings(rec *decode.Record, k growthKey) {
 	c.dbInfo += dbInfo
 }
 
-// carryCreated takes, from the last batch's growth aggregate (its raw
-// JSON; nil for the first batch), the relations created by transactions
-// open at its end. An aggregate that cannot be read carries nothing (the
-// estimate then keeps those records, as before the carry).
-func (t *settingsTrack) carryCreated(previous []byte) {
-	if len(previous) == 0 {
+// carryCreated takes, from the last batch's settings estimate (nil for
+// the first batch, or an aggregate that could not be read: the estimate
+// then keeps those records, as before the carry), the relations created
+// by transactions open at its end.
+func (t *settingsTrack) carryCreated(previous *GrowthSettings) {
+	if previous == nil {
 		return
 	}
-	var g struct {
-		Settings *GrowthSettings `json:"settings"`
-	}
-	if json.Unmarshal(previous, &g) != nil || g.Settings == nil {
-		return
-	}
-	for _, r := range g.Settings.OpenCreated {
+	for _, r := range previous.OpenCreated {
 		x := xlog.XID(r[0])
 		if t.created == nil {
 			t.created = map[xlog.XID]map[decode.RelFileLocator]bool{}

@@ -21,8 +21,8 @@ func spacingCarry(c *cli.Command, last *export.Batch, dsFS fs.FS) *export.Spacin
 	out := &export.SpacingCarry{Given: g}
 	if last != nil {
 		out.Previous = last.Growth
-		if gr, err := last.ParseGrowth(); err == nil && gr != nil && gr.Spacing != nil && gr.Spacing.StateFile != "" {
-			out.State, _ = fs.ReadFile(dsFS, path.Join(export.ManifestDir, gr.Spacing.StateFile))
+		if name := export.SpacingStateFile(last.Growth); name != "" {
+			out.State, _ = fs.ReadFile(dsFS, path.Join(export.ManifestDir, name))
 		}
 	}
 	return out
