@@ -74,7 +74,9 @@ type Config struct {
 	Options xlog.Options
 	Target  Target
 	// Hold says which relation files' blocks are held (nil: all): the
-	// catalogs need their database's and the shared ones.
+	// catalogs need their database's and the shared ones. It is called
+	// from several goroutines at once (a replay holding some files reads
+	// the WAL on every core: spans.go).
 	Hold func(decode.RelFileLocator) bool
 	// HoldCatalogs holds, besides what Hold says, the blocks of shared
 	// relations, of the files numbered below FirstNormalObjectId (the
@@ -107,6 +109,14 @@ type Config struct {
 	NoBackup  bool
 	Start     xlog.LSN
 	BlockSize uint32
+	// Workers is how many goroutines read the WAL of a replay with a Hold
+	// (0: GOMAXPROCS; 1: one reader, every record replayed in turn).
+	Workers int
+
+	// tests: the WAL each span covers (0: xlog/stream's default), and
+	// every span after the first replayed by rereadSpan
+	spanBytes   int
+	forceReread bool
 }
 
 // Stop is where the replay ended.
@@ -156,6 +166,8 @@ type Replay struct {
 	dbCopies map[uint32]uint32 // database -> the template it was copied from (file copy)
 	dec      *decode.Decoder
 	stop     Stop
+	start    xlog.LSN // the backup's start, where the reading begins
+	rereads  int      // spans read again (spans.go)
 	scratch  []byte
 
 	// WatchXID's changes (changes.go)
@@ -229,6 +241,7 @@ func (r *Replay) Spilled() (written, reloaded int64) { return r.store.Spilled, r
 func (r *Replay) run() error {
 	cfg := r.cfg
 	start := cfg.Backup.StartLSN()
+	r.start = start
 	opts := cfg.Options
 	opts.Start = start
 	rd, err := xlog.NewReader(cfg.WAL, opts)
@@ -260,85 +273,13 @@ func (r *Replay) run() error {
 	if err := r.loadRelMaps(); err != nil && !cfg.NoBackup {
 		return err
 	}
-	first := true
-	var last xlog.LSN
-	for {
-		rec, err := rd.Next()
-		if err != nil {
-			end := rd.EndLSN()
-			if errors.Is(err, xlog.ErrSegmentNotFound) {
-				// a gap: later segments are there, this one is not (the
-				// reader says so only below the highest segment present)
-				return &Error{LSN: end, Msg: fmt.Sprintf("%s: %v", cfg.Target, err), Err: ErrWALMissing}
-			}
-			if err != io.EOF && !xlog.IsEndOfWAL(err) {
-				return err
-			}
-			if first {
-				return &Error{LSN: start, Msg: fmt.Sprintf("the WAL read holds no record from the backup's start %s", start), Err: ErrWALMissing}
-			}
-			if r.stop.Consistent == 0 {
-				return &Error{LSN: end, Msg: fmt.Sprintf("the WAL ends at %s before the backup that started at %s is consistent (its BACKUP_END record)", end, start), Err: ErrWALMissing}
-			}
-			if cfg.Target.kinds() > 0 {
-				return &Error{LSN: end, Msg: fmt.Sprintf("%s: the WAL read ends at %s", cfg.Target, end), Err: ErrNotReached}
-			}
-			r.stop.LSN, r.stop.EndOfWAL = end, true
-			break
-		}
-		if first && cfg.NoBackup {
-			// no backup to be consistent with: the WAL read is all there is
-			r.stop.Consistent = rec.LSN
-		}
-		if first {
-			first = false
-			if !cfg.NoBackup && rec.LSN > start+xlog.LSN(rd.PageSize()) {
-				return &Error{LSN: rec.LSN, Msg: fmt.Sprintf("the first record read is at %s, the backup starts at %s", rec.LSN, start), Err: ErrWALMissing}
-			}
-		}
-		d, err := r.dec.Decode(rec)
-		if err != nil {
+	if r.parallel() {
+		if err := r.runSpans(start); err != nil {
 			return err
 		}
-		r.watchEnd(d)
-		if cfg.Target.kinds() > 0 && cfg.Target.stopsBefore(d) {
-			r.stop.LSN = d.LSN
-			if e, ok := rmgr.XactEnd(d); ok {
-				r.stop.XID = e.XID
-			}
-			break
-		}
-		var pend []pendingChange
-		if cfg.WatchXID != 0 && (d.Header.Rmid == xlog.RmgrHeap || d.Header.Rmid == xlog.RmgrHeap2) {
-			pend = r.watchBefore(d)
-		}
-		if cfg.WatchXID != 0 && d.Header.Rmid == xlog.RmgrStorage {
-			r.watchTruncate(d) // before: it keeps the pages cut
-		}
-		if err := r.apply(d); err != nil {
-			return err
-		}
-		if pend != nil {
-			r.watchAfter(pend)
-		}
-		r.xacts.Add(d)
-		if cfg.NoBackup && d.Header.Rmid == xlog.RmgrTransaction {
-			r.noteEnd(d)
-		}
-		r.stop.Records++
-		last = d.LSN
-		if s, ok := rmgr.BackupEnd(d); ok && s == start && r.stop.Consistent == 0 {
-			r.stop.Consistent = d.EndLSN
-		}
-		if cfg.Target.kinds() > 0 && cfg.Target.stopsAfter(d) {
-			r.stop.LSN, r.stop.After = d.LSN, true
-			if e, ok := rmgr.XactEnd(d); ok {
-				r.stop.XID = e.XID
-			}
-			break
-		}
+	} else if err := r.readAll(rd, start); err != nil {
+		return err
 	}
-	_ = last
 	if r.stop.Consistent == 0 {
 		return &Error{LSN: r.stop.LSN, Msg: fmt.Sprintf("%s stops at %s, before the backup that started at %s is consistent", cfg.Target, r.stop.LSN, start), Err: ErrBeforeConsistent}
 	}
@@ -347,6 +288,112 @@ func (r *Replay) run() error {
 	}
 	r.xacts.Finish()
 	return nil
+}
+
+// readAll is run's reading with one reader: every record in turn.
+func (r *Replay) readAll(rd *xlog.Reader, start xlog.LSN) error {
+	first := true
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			return r.readEnd(err, rd.EndLSN(), first, start)
+		}
+		if first {
+			if err := r.firstRecord(rec, start, xlog.LSN(rd.PageSize())); err != nil {
+				return err
+			}
+			first = false
+		}
+		if stop, err := r.step(rec); err != nil || stop {
+			return err
+		}
+	}
+}
+
+// firstRecord checks that the first record read is the backup's start.
+func (r *Replay) firstRecord(rec *xlog.Record, start, pageSize xlog.LSN) error {
+	if r.cfg.NoBackup {
+		// no backup to be consistent with: the WAL read is all there is
+		r.stop.Consistent = rec.LSN
+		return nil
+	}
+	if rec.LSN > start+pageSize {
+		return &Error{LSN: rec.LSN, Msg: fmt.Sprintf("the first record read is at %s, the backup starts at %s", rec.LSN, start), Err: ErrWALMissing}
+	}
+	return nil
+}
+
+// readEnd says how a reading that ended with err at end (before reaching
+// a target) ends the replay: at the end of the WAL when no target was
+// given and the backup is consistent, else an error. none: no record was
+// read.
+func (r *Replay) readEnd(err error, end xlog.LSN, none bool, start xlog.LSN) error {
+	cfg := r.cfg
+	if errors.Is(err, xlog.ErrSegmentNotFound) {
+		// a gap: later segments are there, this one is not (the
+		// reader says so only below the highest segment present)
+		return &Error{LSN: end, Msg: fmt.Sprintf("%s: %v", cfg.Target, err), Err: ErrWALMissing}
+	}
+	if err != io.EOF && !xlog.IsEndOfWAL(err) {
+		return err
+	}
+	if none {
+		return &Error{LSN: start, Msg: fmt.Sprintf("the WAL read holds no record from the backup's start %s", start), Err: ErrWALMissing}
+	}
+	if r.stop.Consistent == 0 {
+		return &Error{LSN: end, Msg: fmt.Sprintf("the WAL ends at %s before the backup that started at %s is consistent (its BACKUP_END record)", end, start), Err: ErrWALMissing}
+	}
+	if cfg.Target.kinds() > 0 {
+		return &Error{LSN: end, Msg: fmt.Sprintf("%s: the WAL read ends at %s", cfg.Target, end), Err: ErrNotReached}
+	}
+	r.stop.LSN, r.stop.EndOfWAL = end, true
+	return nil
+}
+
+// step replays one record; stop says the target was reached (at it).
+func (r *Replay) step(rec *xlog.Record) (stop bool, err error) {
+	cfg := r.cfg
+	d, err := r.dec.Decode(rec)
+	if err != nil {
+		return false, err
+	}
+	r.watchEnd(d)
+	if cfg.Target.kinds() > 0 && cfg.Target.stopsBefore(d) {
+		r.stop.LSN = d.LSN
+		if e, ok := rmgr.XactEnd(d); ok {
+			r.stop.XID = e.XID
+		}
+		return true, nil
+	}
+	var pend []pendingChange
+	if cfg.WatchXID != 0 && (d.Header.Rmid == xlog.RmgrHeap || d.Header.Rmid == xlog.RmgrHeap2) {
+		pend = r.watchBefore(d)
+	}
+	if cfg.WatchXID != 0 && d.Header.Rmid == xlog.RmgrStorage {
+		r.watchTruncate(d) // before: it keeps the pages cut
+	}
+	if err := r.apply(d); err != nil {
+		return false, err
+	}
+	if pend != nil {
+		r.watchAfter(pend)
+	}
+	r.xacts.Add(d)
+	if cfg.NoBackup && d.Header.Rmid == xlog.RmgrTransaction {
+		r.noteEnd(d)
+	}
+	r.stop.Records++
+	if s, ok := rmgr.BackupEnd(d); ok && s == r.start && r.stop.Consistent == 0 {
+		r.stop.Consistent = d.EndLSN
+	}
+	if cfg.Target.kinds() > 0 && cfg.Target.stopsAfter(d) {
+		r.stop.LSN, r.stop.After = d.LSN, true
+		if e, ok := rmgr.XactEnd(d); ok {
+			r.stop.XID = e.XID
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // checkSystem compares the WAL's system identifier with the backup's.
@@ -439,7 +486,7 @@ func (r *Replay) apply(d *decode.Record) error {
 		return r.redoBlocks(d, false)
 	case xlog.RmgrXLOG:
 		switch d.Header.Info & 0xF0 {
-		case 0xA0, 0xB0: // FPI_FOR_HINT, FPI
+		case xlogFPIForHint, xlogFPI:
 			return r.redoBlocks(d, true)
 		}
 	case xlog.RmgrStorage:

@@ -1,0 +1,338 @@
+package replay
+
+import (
+	"errors"
+	"io"
+	"runtime"
+
+	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/rmgr"
+	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
+)
+
+// A replay that holds a few files (Config.Hold: rows, page) redoes few of
+// the records it reads: on a pgbench archive most are of tables and indexes
+// it does not hold. Its reading is then cut into spans (xlog/stream) read on
+// every core, where each record is decoded and kept only if the replay may
+// need it; the kept ones are replayed in WAL order by run's goroutine
+// (step), as one reader would hand them on. What a left-out record could
+// have done is nothing: it is of an access method apply ignores (an index,
+// a sequence), or a heap or full-page-image record whose blocks are all of
+// files not held. A file becomes held during the replay when the WAL makes
+// it (HoldCatalogs: SmgrCreate, CREATE DATABASE); a span's reader knows of
+// those made in its own span only, so a span that left out records of a
+// file an earlier span made is read again whole (rereadSpan).
+
+// parallel tells whether run reads in spans.
+func (r *Replay) parallel() bool {
+	return r.cfg.Hold != nil && !r.cfg.NoBackup && r.cfg.Workers != 1 && (r.cfg.Workers > 1 || runtime.GOMAXPROCS(0) > 1)
+}
+
+// XLOG_FPI_FOR_HINT and XLOG_FPI (pg_control.h): apply's full-page images.
+const (
+	xlogFPIForHint = 0xA0
+	xlogFPI        = 0xB0
+)
+
+// errReached ends the spans' reading at the target.
+var errReached = errors.New("replay: target reached")
+
+// keptRecord is one record a span's reader kept: its header fields, its
+// bytes in the part's buf, and how many records of the span came before it.
+type keptRecord struct {
+	rec     xlog.Record
+	off, n  int
+	ordinal int64
+}
+
+// spanPart is what a span's reader kept of its records.
+type spanPart struct {
+	info    stream.SpanInfo
+	recs    []keptRecord
+	buf     []byte
+	records int64
+	// skipped are the files of the heap and image records left out
+	skipped map[decode.RelFileLocator]bool
+	// made and madeDB are the files and databases made in the span
+	// (held from there on, as the replay will hold them)
+	made   map[decode.RelFileLocator]bool
+	madeDB map[uint32]bool
+	dec    *decode.Decoder
+}
+
+func (p *spanPart) reset(info stream.SpanInfo) {
+	p.info, p.recs, p.buf, p.records = info, p.recs[:0], p.buf[:0], 0
+	clear(p.skipped)
+	clear(p.made)
+	clear(p.madeDB)
+}
+
+// spanFilter decides which records a span's reader keeps; it is read by
+// every reader at once and not changed while they read.
+type spanFilter struct {
+	hold         func(decode.RelFileLocator) bool
+	holdCatalogs bool
+	watchAll     xlog.XID // WatchXID when its subtransactions are not known: every xid from it on is watched
+	watch        map[xlog.XID]bool
+	fromLSN      xlog.LSN // an LSN target: every record from it on is kept (where the target stops)
+}
+
+func (r *Replay) newSpanFilter() *spanFilter {
+	f := &spanFilter{hold: r.cfg.Hold, holdCatalogs: r.cfg.HoldCatalogs, fromLSN: r.cfg.Target.LSN}
+	if w := r.cfg.WatchXID; w != 0 {
+		if r.cfg.WatchSubxacts != nil {
+			f.watch = map[xlog.XID]bool{w: true}
+			for _, s := range r.cfg.WatchSubxacts {
+				f.watch[s] = true
+			}
+		} else {
+			f.watchAll = w
+		}
+	}
+	return f
+}
+
+// mayHold tells whether the replay may hold rel's blocks when it replays a
+// record of part p: holds' answer, with the files made in the span (not
+// those made before it: misses).
+func (f *spanFilter) mayHold(p *spanPart, rel decode.RelFileLocator) bool {
+	if f.hold(rel) {
+		return true
+	}
+	if !f.holdCatalogs {
+		return false
+	}
+	return rel.DBOID == 0 || rel.RelNumber < firstNormalObjectID || p.made[rel] || p.madeDB[rel.DBOID]
+}
+
+func (f *spanFilter) watching(xid xlog.XID) bool {
+	if xid == 0 {
+		return false
+	}
+	if f.watch != nil {
+		return f.watch[xid]
+	}
+	return f.watchAll != 0 && int32(uint32(xid)-uint32(f.watchAll)) >= 0
+}
+
+// keep tells whether the replay needs rec, read in part p.
+func (f *spanFilter) keep(p *spanPart, rec *xlog.Record) bool {
+	if p.records == 0 || f.fromLSN != 0 && rec.LSN >= f.fromLSN {
+		return true
+	}
+	h := rec.Header
+	switch h.Rmid {
+	case xlog.RmgrHeap, xlog.RmgrHeap2, xlog.RmgrBtree, xlog.RmgrHash, xlog.RmgrGin, xlog.RmgrGist,
+		xlog.RmgrSequence, xlog.RmgrSPGist, xlog.RmgrBRIN, xlog.RmgrGeneric:
+	case xlog.RmgrXLOG:
+		if i := h.Info & xlog.RmgrInfoMask; i != xlogFPI && i != xlogFPIForHint {
+			return true
+		}
+	case xlog.RmgrStorage, xlog.RmgrDatabase:
+		p.noteMade(rec)
+		return true
+	default:
+		return true
+	}
+	d, err := p.dec.Decode(rec)
+	if err != nil {
+		return true // the replay says what is wrong with it
+	}
+	if d.ToplevelXID != 0 {
+		return true // its subtransaction's parent (xactstate)
+	}
+	heapish := h.Rmid == xlog.RmgrHeap || h.Rmid == xlog.RmgrHeap2 || h.Rmid == xlog.RmgrXLOG
+	if !heapish {
+		return false // apply does nothing with it
+	}
+	if h.Rmid != xlog.RmgrXLOG && f.watching(h.XID) {
+		return true
+	}
+	for i := range d.Blocks {
+		b := &d.Blocks[i]
+		if b.Fork() == decode.ForkMain && f.mayHold(p, b.Rel) {
+			return true
+		}
+	}
+	for i := range d.Blocks {
+		if b := &d.Blocks[i]; b.Fork() == decode.ForkMain {
+			p.skipped[b.Rel] = true
+		}
+	}
+	return false
+}
+
+// noteMade notes the files and databases a Storage or Database record
+// makes.
+func (p *spanPart) noteMade(rec *xlog.Record) {
+	d, err := p.dec.Decode(rec)
+	if err != nil {
+		return
+	}
+	if rel, _, ok := rmgr.SmgrCreate(d); ok {
+		p.made[rel] = true
+	} else if db, ok := createdDatabase(d); ok {
+		p.madeDB[db] = true
+	}
+}
+
+// createdDatabase is the database a CREATE DATABASE record (file copy)
+// makes, as applyDatabase reads it.
+func createdDatabase(d *decode.Record) (uint32, bool) {
+	if d.Header.Rmid != xlog.RmgrDatabase || d.Header.Info&0xF0 != 0x00 || len(d.MainData) < 16 {
+		return 0, false
+	}
+	m := d.MainData
+	return uint32(m[0]) | uint32(m[1])<<8 | uint32(m[2])<<16 | uint32(m[3])<<24, true
+}
+
+func (p *spanPart) add(rec *xlog.Record) {
+	k := keptRecord{rec: *rec, off: len(p.buf), n: len(rec.Raw), ordinal: p.records}
+	k.rec.Raw = nil
+	p.buf = append(p.buf, rec.Raw...)
+	p.recs = append(p.recs, k)
+}
+
+// runSpans is run's reading in spans, from the backup's start.
+func (r *Replay) runSpans(start xlog.LSN) error {
+	opts := r.cfg.Options
+	opts.Start = start
+	workers := r.cfg.Workers
+	st, err := stream.Open(r.cfg.WAL, stream.Config{Reader: opts, Workers: workers, SpanBytes: r.cfg.spanBytes})
+	if err != nil {
+		return err
+	}
+	f := r.newSpanFilter()
+	// the files and databases made so far, by the parts merged
+	made, madeDB := map[decode.RelFileLocator]bool{}, map[uint32]bool{}
+	var base int64 // records of the parts merged
+	first := true
+	newPart := func(info stream.SpanInfo) *spanPart {
+		return &spanPart{info: info, skipped: map[decode.RelFileLocator]bool{}, made: map[decode.RelFileLocator]bool{},
+			madeDB: map[uint32]bool{}, dec: decode.NewDecoder(r.blockSize)}
+	}
+	res, err := stream.Run(st, stream.Job[*spanPart]{
+		NewPart: newPart,
+		Reuse: func(p *spanPart, info stream.SpanInfo) (*spanPart, bool) {
+			p.reset(info)
+			return p, true
+		},
+		Record: func(p *spanPart, rec *xlog.Record) error {
+			if f.keep(p, rec) {
+				p.add(rec)
+			}
+			p.records++
+			return nil
+		},
+		Merge: func(p *spanPart) error {
+			if len(p.recs) > 0 && first {
+				first = false
+				if err := r.firstRecord(&p.recs[0].rec, start, xlog.LSN(st.PageSize())); err != nil {
+					return err
+				}
+			}
+			if p.records > 0 && (p.misses(made, madeDB) || r.cfg.forceReread && p.info.Index > 0) {
+				r.rereads++
+				n, err := r.rereadSpan(p, opts, base, made, madeDB)
+				base += n
+				return err
+			}
+			for i := range p.recs {
+				k := &p.recs[i]
+				k.rec.Raw = p.buf[k.off : k.off+k.n]
+				r.stop.Records = base + k.ordinal
+				stop, err := r.step(&k.rec)
+				if err != nil || stop {
+					if err == nil {
+						err = errReached
+					}
+					return err
+				}
+				r.noteMade(&k.rec, made, madeDB)
+			}
+			base += p.records
+			r.stop.Records = base
+			return nil
+		},
+	})
+	if errors.Is(err, errReached) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rerr := res.Err
+	if rerr == nil {
+		rerr = io.EOF
+	}
+	return r.readEnd(rerr, res.End, res.Records == 0, start)
+}
+
+// misses tells whether p left out records of a file made in an earlier
+// span (made, madeDB), which its reader did not know to keep.
+func (p *spanPart) misses(made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) bool {
+	if len(made) == 0 && len(madeDB) == 0 {
+		return false
+	}
+	for rel := range p.skipped {
+		if made[rel] || madeDB[rel.DBOID] {
+			return true
+		}
+	}
+	return false
+}
+
+// noteMade adds the file or database a record replayed made.
+func (r *Replay) noteMade(rec *xlog.Record, made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) {
+	switch rec.Header.Rmid {
+	case xlog.RmgrStorage, xlog.RmgrDatabase:
+	default:
+		return
+	}
+	d, err := r.dec.Decode(rec)
+	if err != nil {
+		return
+	}
+	if rel, _, ok := rmgr.SmgrCreate(d); ok {
+		made[rel] = true
+	} else if db, ok := createdDatabase(d); ok {
+		madeDB[db] = true
+	}
+}
+
+// rereadSpan replays part p's span again from its first record, every
+// record of it (as readAll): p left out records of a file an earlier span
+// made. It returns the records read.
+func (r *Replay) rereadSpan(p *spanPart, opts xlog.Options, base int64, made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) (int64, error) {
+	o := opts
+	o.Start = p.recs[0].rec.LSN // the first record of a part is always kept
+	o.Continues = true
+	if s := p.info.Span.Stop; s != 0 && (o.StopAt == 0 || s < o.StopAt) {
+		o.StopAt = s
+	}
+	rd, err := xlog.NewReader(r.cfg.WAL, o)
+	if err != nil {
+		return 0, err
+	}
+	defer rd.Close()
+	var n int64
+	for n < p.records {
+		rec, err := rd.Next()
+		if err != nil {
+			return n, err
+		}
+		r.stop.Records = base + n
+		stop, err := r.step(rec)
+		if err != nil || stop {
+			if err == nil {
+				err = errReached
+			}
+			return n, err
+		}
+		r.noteMade(rec, made, madeDB)
+		n++
+	}
+	r.stop.Records = base + n
+	return n, nil
+}
