@@ -40,10 +40,16 @@ var errReached = errors.New("replay: target reached")
 
 // keptRecord is one record a span's reader kept: its header fields, its
 // bytes in the part's buf, and how many records of the span came before it.
+// No pointers (the segment's name is an index in the part's segments): a
+// span keeps tens of thousands, which the garbage collector then need not
+// scan.
 type keptRecord struct {
-	rec     xlog.Record
-	off, n  int
-	ordinal int64
+	lsn, end, aborted, prevRead xlog.LSN
+	header                      xlog.RecordHeader
+	tli                         xlog.TimeLineID
+	seg                         int32
+	off, n                      int
+	ordinal                     int64
 }
 
 // spanPart is what a span's reader kept of its records.
@@ -59,10 +65,14 @@ type spanPart struct {
 	made   map[decode.RelFileLocator]bool
 	madeDB map[uint32]bool
 	dec    *decode.Decoder
+	// what every record of the span shares
+	segments          []string
+	version           xlog.Version
+	pageSize, segSize uint32
 }
 
 func (p *spanPart) reset(info stream.SpanInfo) {
-	p.info, p.recs, p.buf, p.records = info, p.recs[:0], p.buf[:0], 0
+	p.info, p.recs, p.buf, p.records, p.segments = info, p.recs[:0], p.buf[:0], 0, p.segments[:0]
 	clear(p.skipped)
 	clear(p.made)
 	clear(p.madeDB)
@@ -188,10 +198,20 @@ func createdDatabase(d *decode.Record) (uint32, bool) {
 }
 
 func (p *spanPart) add(rec *xlog.Record) {
-	k := keptRecord{rec: *rec, off: len(p.buf), n: len(rec.Raw), ordinal: p.records}
-	k.rec.Raw = nil
+	if n := len(p.segments); n == 0 || p.segments[n-1] != rec.Segment {
+		p.segments = append(p.segments, rec.Segment)
+		p.version, p.pageSize, p.segSize = rec.Version, rec.PageSize, rec.SegSize
+	}
+	p.recs = append(p.recs, keptRecord{lsn: rec.LSN, end: rec.EndLSN, aborted: rec.Aborted, prevRead: rec.PrevRead, header: rec.Header,
+		tli: rec.TLI, seg: int32(len(p.segments) - 1), off: len(p.buf), n: len(rec.Raw), ordinal: p.records})
 	p.buf = append(p.buf, rec.Raw...)
-	p.recs = append(p.recs, k)
+}
+
+// record gives kept record i back as the reader gave it.
+func (p *spanPart) record(i int, rec *xlog.Record) {
+	k := &p.recs[i]
+	*rec = xlog.Record{LSN: k.lsn, EndLSN: k.end, Header: k.header, Raw: p.buf[k.off : k.off+k.n], TLI: k.tli, Version: p.version,
+		PageSize: p.pageSize, SegSize: p.segSize, Segment: p.segments[k.seg], Aborted: k.aborted, PrevRead: k.prevRead}
 }
 
 // runSpans is run's reading in spans, from the backup's start.
@@ -226,9 +246,11 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 			return nil
 		},
 		Merge: func(p *spanPart) error {
+			var rec xlog.Record
 			if len(p.recs) > 0 && first {
 				first = false
-				if err := r.firstRecord(&p.recs[0].rec, start, xlog.LSN(st.PageSize())); err != nil {
+				p.record(0, &rec)
+				if err := r.firstRecord(&rec, start, xlog.LSN(st.PageSize())); err != nil {
 					return err
 				}
 			}
@@ -239,17 +261,16 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 				return err
 			}
 			for i := range p.recs {
-				k := &p.recs[i]
-				k.rec.Raw = p.buf[k.off : k.off+k.n]
-				r.stop.Records = base + k.ordinal
-				stop, err := r.step(&k.rec)
+				p.record(i, &rec)
+				r.stop.Records = base + p.recs[i].ordinal
+				stop, err := r.step(&rec)
 				if err != nil || stop {
 					if err == nil {
 						err = errReached
 					}
 					return err
 				}
-				r.noteMade(&k.rec, made, madeDB)
+				r.noteMade(&rec, made, madeDB)
 			}
 			base += p.records
 			r.stop.Records = base
@@ -306,7 +327,7 @@ func (r *Replay) noteMade(rec *xlog.Record, made map[decode.RelFileLocator]bool,
 // made. It returns the records read.
 func (r *Replay) rereadSpan(p *spanPart, opts xlog.Options, base int64, made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) (int64, error) {
 	o := opts
-	o.Start = p.recs[0].rec.LSN // the first record of a part is always kept
+	o.Start = p.recs[0].lsn // the first record of a part is always kept
 	o.Continues = true
 	if s := p.info.Span.Stop; s != 0 && (o.StopAt == 0 || s < o.StopAt) {
 		o.StopAt = s
