@@ -168,7 +168,13 @@ type Replay struct {
 	stop     Stop
 	start    xlog.LSN // the backup's start, where the reading begins
 	rereads  int      // spans read again (spans.go)
-	scratch  []byte
+	// walSystemID, when not 0, is the WAL's system identifier, to be
+	// compared with the backup's at the end (a PendingBackup)
+	walSystemID uint64
+	// leftOut are the files of heap and image records not redone (not
+	// held): a file not in it has no such record in the WAL replayed
+	leftOut map[decode.RelFileLocator]bool
+	scratch []byte
 
 	// WatchXID's changes (changes.go)
 	changes       *changeLog
@@ -201,11 +207,20 @@ func Run(cfg Config) (*Replay, error) {
 		mem = 256 << 20
 	}
 	r := &Replay{cfg: cfg, blockSize: bs, store: newStore(bs, mem, cfg.TempDir), rels: map[relKey]*relState{},
-		relmaps: map[uint32]*catalog.RelMap{}, dbCopies: map[uint32]uint32{}, dec: decode.NewDecoder(bs), scratch: make([]byte, bs)}
+		relmaps: map[uint32]*catalog.RelMap{}, dbCopies: map[uint32]uint32{}, dec: decode.NewDecoder(bs), scratch: make([]byte, bs),
+		leftOut: map[decode.RelFileLocator]bool{}}
 	if cfg.Target.kinds() > 1 {
 		return nil, &Error{Msg: "give at most one of the LSN, XID, time and name targets", Err: ErrTarget}
 	}
-	if err := r.run(); err != nil {
+	err := r.run()
+	if r.walSystemID != 0 {
+		// the backup was still being opened: its system identifier is
+		// compared now, and another system's WAL is the error to tell
+		if serr := r.checkSystem(r.walSystemID); serr != nil {
+			err = serr
+		}
+	}
+	if err != nil {
 		r.store.close()
 		r.changes.close()
 		return nil, err
@@ -221,6 +236,12 @@ func (r *Replay) Close() error {
 	}
 	return err
 }
+
+// LeftOut tells whether the replay left out (did not redo, the file not
+// being held) a heap or full-page-image record of rel's main fork: if not,
+// holding rel would have given the same pages (its backup's, or those the
+// WAL made).
+func (r *Replay) LeftOut(rel decode.RelFileLocator) bool { return r.leftOut[rel] }
 
 // Stop tells where the replay ended.
 func (r *Replay) Stop() Stop { return r.stop }
@@ -264,14 +285,23 @@ func (r *Replay) run() error {
 	}
 	defer rd.Close()
 	r.version = rd.Version()
-	if err := r.checkSystem(rd.SystemID()); err != nil {
-		return err
-	}
-	if r.xacts, err = xactstate.New(cfg.Backup, r.version, r.blockSize); err != nil {
-		return err
-	}
-	if err := r.loadRelMaps(); err != nil && !cfg.NoBackup {
-		return err
+	if p, ok := cfg.Backup.(*PendingBackup); ok && !p.ready() {
+		// what the backup must give is asked for when needed (the
+		// relation maps, pg_twophase) or at the end (the system)
+		r.walSystemID = rd.SystemID()
+		if r.xacts, err = xactstate.NewDeferred(cfg.Backup, r.version, r.blockSize); err != nil {
+			return err
+		}
+	} else {
+		if err := r.checkSystem(rd.SystemID()); err != nil {
+			return err
+		}
+		if r.xacts, err = xactstate.New(cfg.Backup, r.version, r.blockSize); err != nil {
+			return err
+		}
+		if err := r.loadRelMaps(); err != nil && !cfg.NoBackup {
+			return err
+		}
 	}
 	if r.parallel() {
 		if err := r.runSpans(start); err != nil {
@@ -424,6 +454,13 @@ func (r *Replay) loadRelMaps() error {
 func (r *Replay) RelMap(db uint32) (*catalog.RelMap, error) {
 	if m := r.relmaps[db]; m != nil {
 		return m, nil
+	}
+	if db == 0 && !r.cfg.NoBackup {
+		// not read at the start (a PendingBackup), nor given by the WAL
+		if err := r.loadRelMaps(); err != nil {
+			return nil, err
+		}
+		return r.relmaps[0], nil
 	}
 	src := db
 	if t, ok := r.dbCopies[db]; ok {
@@ -608,7 +645,11 @@ func (r *Replay) copyDatabase(src, srcSpc, dst, dstSpc uint32) {
 func (r *Replay) redoBlocks(d *decode.Record, imagesOnly bool) error {
 	for i := range d.Blocks {
 		b := &d.Blocks[i]
-		if b.Fork() != decode.ForkMain || !r.holds(b.Rel) {
+		if b.Fork() != decode.ForkMain {
+			continue
+		}
+		if !r.holds(b.Rel) {
+			r.leftOut[b.Rel] = true
 			continue
 		}
 		if imagesOnly && !b.HasImage {

@@ -58,8 +58,9 @@ type spanPart struct {
 	recs    []keptRecord
 	buf     []byte
 	records int64
-	// skipped are the files of the heap and image records left out
-	skipped map[decode.RelFileLocator]bool
+	// skipped are the files of the heap and image records left out, with
+	// the first such record's LSN
+	skipped map[decode.RelFileLocator]xlog.LSN
 	// made and madeDB are the files and databases made in the span
 	// (held from there on, as the replay will hold them)
 	made   map[decode.RelFileLocator]bool
@@ -167,7 +168,9 @@ func (f *spanFilter) keep(p *spanPart, rec *xlog.Record) bool {
 	}
 	for i := range d.Blocks {
 		if b := &d.Blocks[i]; b.Fork() == decode.ForkMain {
-			p.skipped[b.Rel] = true
+			if _, ok := p.skipped[b.Rel]; !ok {
+				p.skipped[b.Rel] = rec.LSN
+			}
 		}
 	}
 	return false
@@ -229,7 +232,7 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 	var base int64 // records of the parts merged
 	first := true
 	newPart := func(info stream.SpanInfo) *spanPart {
-		return &spanPart{info: info, skipped: map[decode.RelFileLocator]bool{}, made: map[decode.RelFileLocator]bool{},
+		return &spanPart{info: info, skipped: map[decode.RelFileLocator]xlog.LSN{}, made: map[decode.RelFileLocator]bool{},
 			madeDB: map[uint32]bool{}, dec: decode.NewDecoder(r.blockSize)}
 	}
 	res, err := stream.Run(st, stream.Job[*spanPart]{
@@ -266,6 +269,11 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 				stop, err := r.step(&rec)
 				if err != nil || stop {
 					if err == nil {
+						for rel, lsn := range p.skipped {
+							if lsn < r.stop.LSN {
+								r.leftOut[rel] = true
+							}
+						}
 						err = errReached
 					}
 					return err
@@ -274,6 +282,9 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 			}
 			base += p.records
 			r.stop.Records = base
+			for rel := range p.skipped {
+				r.leftOut[rel] = true
+			}
 			return nil
 		},
 	})

@@ -149,6 +149,7 @@ func replayState(t *testing.T, r *Replay, hold map[decode.RelFileLocator]bool) (
 		s.copyFrom = nil
 		add("rel %v %+v", k, s)
 	}
+	add("left out %v", sortedFiles(r.leftOut))
 	for _, db := range slices.Sorted(maps.Keys(r.relmaps)) {
 		add("relmap %d %+v", db, *r.relmaps[db])
 	}

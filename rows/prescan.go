@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
-	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
@@ -21,8 +20,10 @@ import (
 // replay must hold for Changes: those the transaction's heap records (and
 // those of its subtransactions that committed with it) change, those its
 // commit drops (a truncated or dropped table's old file, read as of just
-// before), and the backup's TOAST files; the catalogs and the files the
-// WAL makes are held by replay.Config.HoldCatalogs. Holding only these
+// before); the catalogs and the files the WAL makes are held by
+// replay.Config.HoldCatalogs, and the backup's TOAST files are looked at
+// after the replay (Open: replayed again holding those it left records of
+// out). Holding only these
 // spares the replay the pages of every other table (issue 27's speed
 // goal). It also returns the subtransactions the commit lists, so that
 // the replay watches only those. ok is false when the end record was not
@@ -44,13 +45,6 @@ func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.X
 	}
 	if err != nil || found == nil {
 		return nil, nil, false, false, err
-	}
-	toast, err := replay.ToastFiles(cfg.Backup, found.version)
-	if err != nil {
-		return nil, nil, false, false, err
-	}
-	for _, f := range toast {
-		found.hold[f] = true
 	}
 	return found.hold, found.subxacts, found.from == opts.Start, true, nil
 }

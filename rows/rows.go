@@ -415,6 +415,29 @@ func Open(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rc.Hold != nil {
+		// a row changed may point to a TOAST value the transaction did
+		// not touch: the TOAST files the replay did not hold must be as
+		// the backup has them, no record of theirs left out; else it is
+		// replayed again holding them (TOAST files made since the backup
+		// are held anyway). Asked after the replay, so that a backup
+		// still being opened (a compressed tar) is not waited for first.
+		toast, err := replay.ToastFiles(cfg.Backup, r.Version())
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		var more []decode.RelFileLocator
+		for _, f := range toast {
+			if !r.Holds(f) && r.LeftOut(f) {
+				more = append(more, f)
+			}
+		}
+		if len(more) > 0 {
+			r.Close()
+			return openHolding(cfg, append(slices.Clip(cfg.holdMore), more...))
+		}
+	}
 	res := &Result{XID: cfg.XID, CommitLSN: lsn, Subxacts: end.Subxacts, r: r}
 	b := &builder{res: res, r: r, added: table.PageReader{R: r}, cats: map[uint32]*dbState{}, rels: map[relKey]*Relation{},
 		xids: append([]xlog.XID{cfg.XID}, end.Subxacts...)}

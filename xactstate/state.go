@@ -74,6 +74,9 @@ type State struct {
 	parents  map[xlog.XID]xlog.XID // subtransaction -> its parent
 	prepared map[xlog.XID]xlog.XID // xid (top or sub) of a prepared transaction -> its top
 	multis   map[MultiXactID]multiEntry
+	// twoPhaseRead: pg_twophase was read into prepared (NewDeferred
+	// reads it when first needed)
+	twoPhaseRead bool
 
 	// From the first checkpoint record: pg_subtrans is only trusted below
 	// its oldestActiveXid (StartupSUBTRANS zeroes the rest).
@@ -124,6 +127,22 @@ const (
 // for. Records are then given to Add in WAL order from the backup's start
 // (its redo point).
 func New(f Files, v xlog.Version, blockSize int) (*State, error) {
+	s, err := NewDeferred(f, v, blockSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.readTwoPhase(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewDeferred is New reading pg_twophase only when it is first needed (a
+// PREPARE or a prepared transaction's end added, Status, PreparedXIDs; its
+// problems then given by Err): for the files of a backup still being
+// opened (a compressed tar read to its end), so that the records before
+// are added meanwhile.
+func NewDeferred(f Files, v xlog.Version, blockSize int) (*State, error) {
 	if blockSize == 0 {
 		blockSize = 8192
 	}
@@ -145,9 +164,19 @@ func New(f Files, v xlog.Version, blockSize int) (*State, error) {
 		prepared: map[xlog.XID]xlog.XID{},
 		multis:   map[MultiXactID]multiEntry{},
 	}
+	return s, nil
+}
+
+// readTwoPhase reads the prepared transactions of pg_twophase, once.
+func (s *State) readTwoPhase() error {
+	if s.twoPhaseRead {
+		return nil
+	}
+	s.twoPhaseRead = true
+	f, v := s.files, s.v
 	names, err := f.ReadDir(dirTwoPhase)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, &Error{File: dirTwoPhase, Err: err}
+		return &Error{File: dirTwoPhase, Err: err}
 	}
 	for _, name := range names {
 		xid, ok := twoPhaseFileXID(name)
@@ -157,24 +186,31 @@ func New(f Files, v xlog.Version, blockSize int) (*State, error) {
 		file := dirTwoPhase + "/" + name
 		data, err := f.ReadFile(file)
 		if err != nil {
-			return nil, &Error{File: file, XID: xid, Err: err}
+			return &Error{File: file, XID: xid, Err: err}
 		}
 		p, err := parseTwoPhaseFile(v, data)
 		if err == nil && p.XID != xid {
 			err = fmt.Errorf("%w: the state is of transaction %d", ErrCorrupt, p.XID)
 		}
 		if err != nil {
-			return nil, &Error{File: file, XID: xid, Err: err}
+			return &Error{File: file, XID: xid, Err: err}
 		}
 		s.addPrepared(p)
 	}
-	return s, nil
+	return nil
 }
 
 // Err returns the first problem met while adding records or reading the
 // backup's files (a damaged SLRU segment, a record shorter than its layout),
 // or nil. Answers given after a problem read the damaged part as zeros.
 func (s *State) Err() error { return s.err }
+
+// needTwoPhase reads pg_twophase if NewDeferred did not.
+func (s *State) needTwoPhase() {
+	if !s.twoPhaseRead {
+		s.fail(s.readTwoPhase())
+	}
+}
 
 func (s *State) fail(err error) {
 	if s.err == nil && err != nil {
@@ -269,6 +305,7 @@ func (s *State) recordError(rec *decode.Record, format string, args ...any) {
 func (s *State) addXact(rec *decode.Record) {
 	switch rec.Header.Info & xactOpMask {
 	case xactPrepare:
+		s.needTwoPhase()
 		p, err := parseTwoPhaseState(rec.Version, rec.MainData)
 		if err != nil {
 			s.fail(&Error{LSN: rec.LSN, XID: rec.Header.XID, Err: err})
@@ -312,6 +349,7 @@ func (s *State) addXact(rec *decode.Record) {
 		s.parents[sub] = e.XID
 	}
 	if e.Prepared {
+		s.needTwoPhase()
 		top := s.prepared[e.XID]
 		if top == 0 {
 			top = e.XID
@@ -428,6 +466,7 @@ func (s *State) addCheckpoint(rec *decode.Record) {
 // committed and 0 aborted; a transaction nothing ended is InProgress before
 // Finish and Aborted after.
 func (s *State) Status(xid xlog.XID) Status {
+	s.needTwoPhase()
 	for range 64 { // a chain of parents longer than this is damage
 		if s.assumed[xid] {
 			return Committed
@@ -563,6 +602,7 @@ func (s *State) OldestClogXID() (xid xlog.XID, ok bool) { return s.oldestClog, s
 // PreparedXIDs returns the top-level xids of the transactions prepared as
 // of the records added so far, in increasing order.
 func (s *State) PreparedXIDs() []xlog.XID {
+	s.needTwoPhase()
 	var out []xlog.XID
 	for x, top := range s.prepared {
 		if x == top {

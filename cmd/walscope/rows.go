@@ -98,8 +98,14 @@ func rowsAction(c *cli.Command) error {
 		return usageErr("give the WAL: an archive or pg_wal directory, or files")
 	}
 	cfg := rows.Config{Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(x), Relation: c.String("relation"), Database: db, MemoryBytes: mem, TempDir: os.TempDir()}
-	settings := typeout.DefaultSettings()
+	// the settings: the defaults and the flags (a wrong flag is said
+	// before the WAL is read), the backup's files once it is open
+	settings, err := flagSettings(c, typeout.DefaultSettings())
+	if err != nil {
+		return err
+	}
 	var major int
+	var opened func() (*backup.Backup, error) // the backup, once opened
 	if walOnly {
 		if f := c.String("catalog"); f != "" {
 			if cfg.Catalog, err = readRowsCatalog(f); err != nil {
@@ -120,35 +126,51 @@ func rowsAction(c *cli.Command) error {
 	} else {
 		// the WAL's first reading (the files the transaction changes)
 		// goes on while the backup is opened: from the backup's start,
-		// read ahead of the backup (rows.StartPrescan); opening a
-		// compressed tar inflates it to its end (pg_control is its last
-		// member)
+		// read ahead of the backup (rows.StartPrescan); and the replay
+		// too (replay.PendingBackup): opening a compressed tar inflates
+		// it to its end (pg_control is its last member), which the
+		// replay mostly need not wait for
+		var pending *replay.PendingBackup
 		if paths := c.StringSlice("backup"); len(paths) == 1 {
 			if l, err := backup.ReadLabel(paths[0]); err == nil {
 				if src, err := archive.Open(c.Args().Slice()...); err == nil {
 					cfg.WAL = src
 					cfg.Prescan = rows.StartPrescan(src, cfg.Options, cfg.XID, l.StartLSN, 0)
 					defer cfg.Prescan.Stop()
+					pending = replay.NewPendingBackup(l.StartLSN, guessedBlockSize)
 				}
 			}
 		}
-		b, err := openBackup(c)
-		if err != nil {
-			return err
-		}
-		defer b.Close()
-		// the settings first: a wrong flag is said before the WAL is read
-		settings, err = typeout.LoadSettings("", typeout.ConfigFiles{ReadFile: b.ReadFile, ReadDir: b.ReadDir})
-		if err != nil && !errors.Is(err, typeout.ErrSetting) {
-			return &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("the backup's configuration: %v", err)}
-		}
-		cfg.Backup, major = replay.OpenBackup(b), b.MajorVersion()
-	}
-	for _, o := range []struct{ flag, name string }{{"timezone", "TimeZone"}, {"datestyle", "DateStyle"}, {"intervalstyle", "IntervalStyle"}, {"extra-float-digits", "extra_float_digits"}} {
-		if v := c.String(o.flag); v != "" {
-			if err := settings.Set(o.name, v); err != nil {
-				return usageErr("--%s: %v", o.flag, err)
+		var b *backup.Backup
+		if pending != nil {
+			var openErr error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if b, openErr = openBackup(c); openErr != nil {
+					pending.Set(nil, openErr)
+				} else {
+					pending.Set(replay.OpenBackup(b), nil)
+				}
+			}()
+			cfg.Backup = pending
+			opened = func() (*backup.Backup, error) {
+				<-done
+				return b, openErr
 			}
+			defer func() {
+				if b, _ := opened(); b != nil {
+					b.Close()
+				}
+			}()
+		} else {
+			var err error
+			if b, err = openBackup(c); err != nil {
+				return err
+			}
+			defer b.Close()
+			cfg.Backup = replay.OpenBackup(b)
+			opened = func() (*backup.Backup, error) { return b, nil }
 		}
 	}
 	if cfg.WAL == nil {
@@ -161,6 +183,32 @@ func rowsAction(c *cli.Command) error {
 	// the changes are read one at a time as they are written (Open, not
 	// Changes): memory does not grow with the transaction's size
 	res, err := rows.Open(cfg)
+	if opened != nil {
+		b, oerr := opened()
+		if oerr != nil {
+			if err == nil {
+				res.Close()
+			}
+			return oerr // the backup's problem, whatever the replay said
+		}
+		if b.BlockSize() != guessedBlockSize {
+			// the replay took BLCKSZ as 8192: again with the backup's
+			if err == nil {
+				res.Close()
+			}
+			cfg.Backup = replay.OpenBackup(b)
+			res, err = rows.Open(cfg)
+		}
+		// the settings, read from the backup's configuration files
+		var serr error
+		if settings, serr = backupSettings(c, b); serr != nil {
+			if err == nil {
+				res.Close()
+			}
+			return serr
+		}
+		major = b.MajorVersion()
+	}
 	if errors.Is(err, rows.ErrNoCatalog) {
 		return &exitError{code: exitUsage, noHint: true, msg: err.Error() + ": give --backup PATH, or --catalog FILE made by: walscope rows --catalog-query | psql -XAtq -d DB -o FILE"}
 	}
@@ -437,4 +485,33 @@ func walOnlyMissing(c *cli.Command, res *rows.Result, notUndone []string) error 
 		msg = fmt.Sprintf("%d changes cannot be undone from the WAL alone (listed in the script); the script undoes the others", len(notUndone))
 	}
 	return &exitError{code: exitNotInWAL, noHint: true, msg: msg}
+}
+
+// guessedBlockSize is the BLCKSZ a replay takes while its backup is being
+// opened (replay.PendingBackup): PostgreSQL's default, checked once open.
+const guessedBlockSize = 8192
+
+// rowSettingFlags are the flags that override the backup's settings.
+var rowSettingFlags = []struct{ flag, name string }{{"timezone", "TimeZone"}, {"datestyle", "DateStyle"}, {"intervalstyle", "IntervalStyle"}, {"extra-float-digits", "extra_float_digits"}}
+
+// flagSettings is st with the setting flags applied.
+func flagSettings(c *cli.Command, st typeout.Settings) (typeout.Settings, error) {
+	for _, o := range rowSettingFlags {
+		if v := c.String(o.flag); v != "" {
+			if err := st.Set(o.name, v); err != nil {
+				return st, usageErr("--%s: %v", o.flag, err)
+			}
+		}
+	}
+	return st, nil
+}
+
+// backupSettings are the backup's settings (postgresql.conf,
+// postgresql.auto.conf and the files they include), the flags applied.
+func backupSettings(c *cli.Command, b *backup.Backup) (typeout.Settings, error) {
+	st, err := typeout.LoadSettings("", typeout.ConfigFiles{ReadFile: b.ReadFile, ReadDir: b.ReadDir})
+	if err != nil && !errors.Is(err, typeout.ErrSetting) {
+		return st, &exitError{code: exitUsage, noHint: true, msg: fmt.Sprintf("the backup's configuration: %v", err)}
+	}
+	return flagSettings(c, st)
 }

@@ -203,6 +203,26 @@ func TestRowsCopyAndErrors(t *testing.T) {
 	if out, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", fmt.Sprint(facts[0].XID), "--relation", "stock", archive); code != 0 || out != "" {
 		t.Errorf("--relation of a table it did not change: exit %d, %q %s", code, out, stderr)
 	}
+	// a .tar.gz cut short: its label is read, the replay starts while the
+	// tar is opened (replay.PendingBackup) and the backup's error is the
+	// one told, as page tells it (which opens the backup first)
+	raw, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "base.tar.gz")
+	if err := os.WriteFile(cut, raw[:len(raw)*3/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, rowsErr, rowsCode := walscope(t, "", "rows", "--backup", cut, "--xid", fmt.Sprint(drop.XID), archive)
+	_, pageErr, pageCode := walscope(t, "", "page", "--backup", cut, "--relation", "doomed", "--target-xid", fmt.Sprint(drop.XID), archive)
+	if rowsCode == 0 || rowsCode != pageCode || rowsErr != pageErr || !strings.Contains(rowsErr, "base.tar.gz") {
+		t.Errorf("a backup cut short: rows exit %d, %q; page exit %d, %q", rowsCode, rowsErr, pageCode, pageErr)
+	}
+	// a wrong setting flag is said before the WAL is read
+	if _, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", fmt.Sprint(drop.XID), "--intervalstyle", "nonsense", archive); code != 2 || !strings.Contains(stderr, "--intervalstyle") {
+		t.Errorf("a wrong --intervalstyle: exit %d, %s", code, stderr)
+	}
 }
 
 // TestRowsUndo: the --format sql script of each incident, run by a real
