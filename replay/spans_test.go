@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/walscope/walscope/backup"
 	"github.com/walscope/walscope/decode"
@@ -26,7 +27,8 @@ import (
 // fixtures/rows (1 MB segments, one span each), for each incident's
 // transaction with the files of its tables held, as rows holds them; and
 // again with every span after the first read again whole (rereadSpan, what
-// a span that left out records of a file an earlier span made does).
+// a span that left out records of a file an earlier span made does); and
+// with the backup given while the replay runs (PendingBackup).
 func TestSpansEqualSequential(t *testing.T) {
 	d := filepath.Join(testwal.Root(t), "fixtures", "rows")
 	dir := t.TempDir()
@@ -69,12 +71,24 @@ func TestSpansEqualSequential(t *testing.T) {
 				hold[l] = true
 			}
 		}
-		var got [3][]string
+		var got [4][]string
 		for i, c := range []struct {
 			workers int
 			reread  bool
-		}{{1, false}, {2, false}, {2, true}} {
-			cfg := Config{Backup: b, WAL: wal, Options: xlog.Options{FollowHistory: true}, Target: Target{XID: xlog.XID(f.XID)},
+			pending bool
+		}{{1, false, false}, {2, false, false}, {2, true, false}, {2, false, true}} {
+			var src Backup = b
+			if c.pending {
+				// the backup given while the replay runs (a compressed
+				// tar still being opened)
+				p := NewPendingBackup(b.StartLSN(), b.BlockSize())
+				go func() {
+					time.Sleep(20 * time.Millisecond)
+					p.Set(b, nil)
+				}()
+				src = p
+			}
+			cfg := Config{Backup: src, WAL: wal, Options: xlog.Options{FollowHistory: true}, Target: Target{XID: xlog.XID(f.XID)},
 				Hold: func(l decode.RelFileLocator) bool { return hold[l] }, HoldCatalogs: true, WatchXID: xlog.XID(f.XID),
 				Workers: c.workers, spanBytes: segBytes, forceReread: c.reread}
 			r, err := Run(cfg)
@@ -102,6 +116,9 @@ func TestSpansEqualSequential(t *testing.T) {
 		}
 		if d := firstDiff(got[0], got[2]); d != "" {
 			t.Errorf("%s: one reader and spans read again differ at %s", f.Name, d)
+		}
+		if d := firstDiff(got[0], got[3]); d != "" {
+			t.Errorf("%s: one reader and spans with the backup given late differ at %s", f.Name, d)
 		}
 	}
 	t.Logf("%d transactions, %d pages identical; %d spans read again", len(facts), pages, rereads)
@@ -150,6 +167,9 @@ func replayState(t *testing.T, r *Replay, hold map[decode.RelFileLocator]bool) (
 		add("rel %v %+v", k, s)
 	}
 	add("left out %v", sortedFiles(r.leftOut))
+	if _, err := r.RelMap(0); err != nil { // read when asked for, with a PendingBackup
+		t.Fatal(err)
+	}
 	for _, db := range slices.Sorted(maps.Keys(r.relmaps)) {
 		add("relmap %d %+v", db, *r.relmaps[db])
 	}
