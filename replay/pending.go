@@ -48,7 +48,9 @@ func (p *PendingBackup) Wait() (Backup, error) {
 	return p.b, p.err
 }
 
-// ready tells whether Set was called.
+// Ready tells whether Set was called.
+func (p *PendingBackup) Ready() bool { return p.ready() }
+
 func (p *PendingBackup) ready() bool {
 	select {
 	case <-p.done:

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/walscope/walscope/decode"
+	"github.com/walscope/walscope/replay"
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/stream"
@@ -20,9 +21,10 @@ import (
 // replay must hold for Changes: those the transaction's heap records (and
 // those of its subtransactions that committed with it) change, those its
 // commit drops (a truncated or dropped table's old file, read as of just
-// before); the catalogs and the files the WAL makes are held by
-// replay.Config.HoldCatalogs, and the backup's TOAST files are looked at
-// after the replay (Open: replayed again holding those it left records of
+// before), and the backup's TOAST files; the catalogs and the files the
+// WAL makes are held by replay.Config.HoldCatalogs. The TOAST files of a
+// backup still being opened (replay.PendingBackup) are looked at after the
+// replay instead (Open: replayed again holding those it left records of
 // out). Holding only these
 // spares the replay the pages of every other table (issue 27's speed
 // goal). It also returns the subtransactions the commit lists, so that
@@ -30,7 +32,7 @@ import (
 // found: the caller holds everything and lets the replay say why. checked
 // says that it read (and so CRC-checked) every record from the backup's
 // start to the end record, which the replay reads again.
-func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, checked, ok bool, err error) {
+func prescan(cfg Config, toastLater bool) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, checked, ok bool, err error) {
 	opts := cfg.Options
 	opts.Start = cfg.Backup.StartLSN()
 	var found *prescanFound
@@ -45,6 +47,18 @@ func prescan(cfg Config) (hold map[decode.RelFileLocator]bool, subxacts []xlog.X
 	}
 	if err != nil || found == nil {
 		return nil, nil, false, false, err
+	}
+	if !toastLater {
+		// the backup is open: its TOAST files held from the start (a
+		// backup still being opened is not waited for: Open looks at
+		// them after the replay)
+		toast, err := replay.ToastFiles(cfg.Backup, found.version)
+		if err != nil {
+			return nil, nil, false, false, err
+		}
+		for _, f := range toast {
+			found.hold[f] = true
+		}
 	}
 	return found.hold, found.subxacts, found.from == opts.Start, true, nil
 }
@@ -353,6 +367,10 @@ func (p *prescanPart) record(rec *xlog.Record) error {
 // prescanReadings counts the readings prescan does itself (not a
 // Prescan's), for the tests.
 var prescanReadings atomic.Int64
+
+// toastReplays counts the replays run again for a TOAST file the first
+// one left records of out (tests).
+var toastReplays atomic.Int64
 
 // errPrescanStopped ends a reading Prescan.Stop stopped.
 var errPrescanStopped = errors.New("prescan stopped")

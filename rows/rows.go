@@ -394,8 +394,13 @@ func Open(cfg Config) (*Result, error) {
 	}
 	rc := replay.Config{Backup: cfg.Backup, WAL: cfg.WAL, Options: cfg.Options,
 		Target: replay.Target{XID: cfg.XID}, MemoryBytes: cfg.MemoryBytes, ChangeMemoryBytes: cfg.ChangeMemoryBytes, TempDir: cfg.TempDir, WatchXID: cfg.XID}
+	toastLater := false
 	if !cfg.HoldAll {
-		hold, subxacts, checked, ok, err := prescan(cfg)
+		// a backup still being opened is not waited for: its TOAST
+		// files are looked at after the replay
+		pb, pending := cfg.Backup.(*replay.PendingBackup)
+		toastLater = pending && !pb.Ready()
+		hold, subxacts, checked, ok, err := prescan(cfg, toastLater)
 		if err != nil {
 			return nil, err
 		}
@@ -415,13 +420,13 @@ func Open(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rc.Hold != nil {
+	if rc.Hold != nil && toastLater {
 		// a row changed may point to a TOAST value the transaction did
 		// not touch: the TOAST files the replay did not hold must be as
 		// the backup has them, no record of theirs left out; else it is
 		// replayed again holding them (TOAST files made since the backup
 		// are held anyway). Asked after the replay, so that a backup
-		// still being opened (a compressed tar) is not waited for first.
+		// still being opened (a compressed tar) was not waited for first.
 		toast, err := replay.ToastFiles(cfg.Backup, r.Version())
 		if err != nil {
 			r.Close()
@@ -435,6 +440,7 @@ func Open(cfg Config) (*Result, error) {
 		}
 		if len(more) > 0 {
 			r.Close()
+			toastReplays.Add(1)
 			return openHolding(cfg, append(slices.Clip(cfg.holdMore), more...))
 		}
 	}
