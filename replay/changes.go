@@ -366,17 +366,14 @@ func (r *Replay) forgetInsert(xid xlog.XID, rel decode.RelFileLocator, blk uint3
 // tells which subtransactions committed with it; the changes of any other
 // xid (another transaction's, or one of the watched one's subtransactions
 // rolled back) are left out when the changes are read back (ChangeList).
-func (r *Replay) watchEnd(d *decode.Record) {
-	if r.cfg.WatchXID == 0 || d.Header.Rmid != xlog.RmgrTransaction {
-		return
-	}
-	e, ok := rmgr.XactEnd(d)
-	if !ok {
+func (r *Replay) watchEnd(d *decode.Record, e *rmgr.XactEndInfo) {
+	if r.cfg.WatchXID == 0 || e == nil {
 		return
 	}
 	if e.XID == r.cfg.WatchXID {
 		if r.watchedEnd == nil {
-			r.watchedEnd = &e
+			c := *e
+			r.watchedEnd = &c
 			r.watchedEndLSN = d.LSN
 		}
 	}

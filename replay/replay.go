@@ -387,11 +387,18 @@ func (r *Replay) step(rec *xlog.Record) (stop bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	r.watchEnd(d)
-	if cfg.Target.kinds() > 0 && cfg.Target.stopsBefore(d) {
-		r.stop.LSN = d.LSN
+	// a transaction's end, decoded once for all that read it
+	var end *rmgr.XactEndInfo
+	if d.Header.Rmid == xlog.RmgrTransaction {
 		if e, ok := rmgr.XactEnd(d); ok {
-			r.stop.XID = e.XID
+			end = &e
+		}
+	}
+	r.watchEnd(d, end)
+	if cfg.Target.kinds() > 0 && cfg.Target.stopsBefore(d, end) {
+		r.stop.LSN = d.LSN
+		if end != nil {
+			r.stop.XID = end.XID
 		}
 		return true, nil
 	}
@@ -402,7 +409,7 @@ func (r *Replay) step(rec *xlog.Record) (stop bool, err error) {
 	if cfg.WatchXID != 0 && d.Header.Rmid == xlog.RmgrStorage {
 		r.watchTruncate(d) // before: it keeps the pages cut
 	}
-	if err := r.apply(d); err != nil {
+	if err := r.apply(d, end); err != nil {
 		return false, err
 	}
 	if pend != nil {
@@ -416,10 +423,10 @@ func (r *Replay) step(rec *xlog.Record) (stop bool, err error) {
 	if s, ok := rmgr.BackupEnd(d); ok && s == r.start && r.stop.Consistent == 0 {
 		r.stop.Consistent = d.EndLSN
 	}
-	if cfg.Target.kinds() > 0 && cfg.Target.stopsAfter(d) {
+	if cfg.Target.kinds() > 0 && cfg.Target.stopsAfter(d, end) {
 		r.stop.LSN, r.stop.After = d.LSN, true
-		if e, ok := rmgr.XactEnd(d); ok {
-			r.stop.XID = e.XID
+		if end != nil {
+			r.stop.XID = end.XID
 		}
 		return true, nil
 	}
@@ -517,7 +524,8 @@ func (r *Replay) holds(rel decode.RelFileLocator) bool {
 }
 
 // apply replays rec's changes to the held pages and the relation states.
-func (r *Replay) apply(d *decode.Record) error {
+// end is d's transaction end (rmgr.XactEnd), nil if it is none.
+func (r *Replay) apply(d *decode.Record, end *rmgr.XactEndInfo) error {
 	switch d.Header.Rmid {
 	case xlog.RmgrHeap, xlog.RmgrHeap2:
 		return r.redoBlocks(d, false)
@@ -549,7 +557,7 @@ func (r *Replay) apply(d *decode.Record) error {
 	case xlog.RmgrDatabase:
 		r.applyDatabase(d)
 	case xlog.RmgrTransaction:
-		if e, ok := rmgr.XactEnd(d); ok && e.Commit {
+		if e := end; e != nil && e.Commit {
 			for _, rel := range e.DroppedRels {
 				for f := decode.ForkNumber(0); f <= decode.MaxForkNumber; f++ {
 					r.dropRel(relKey{rel, f})

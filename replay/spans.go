@@ -108,13 +108,11 @@ func (r *Replay) newSpanFilter() *spanFilter {
 // record of part p: holds' answer, with the files made in the span (not
 // those made before it: misses).
 func (f *spanFilter) mayHold(p *spanPart, rel decode.RelFileLocator) bool {
-	if f.hold(rel) {
+	if f.holdCatalogs && (rel.DBOID == 0 || rel.RelNumber < firstNormalObjectID ||
+		len(p.made) > 0 && p.made[rel] || len(p.madeDB) > 0 && p.madeDB[rel.DBOID]) {
 		return true
 	}
-	if !f.holdCatalogs {
-		return false
-	}
-	return rel.DBOID == 0 || rel.RelNumber < firstNormalObjectID || p.made[rel] || p.madeDB[rel.DBOID]
+	return f.hold(rel)
 }
 
 func (f *spanFilter) watching(xid xlog.XID) bool {
@@ -232,7 +230,10 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 	var base int64 // records of the parts merged
 	first := true
 	newPart := func(info stream.SpanInfo) *spanPart {
-		return &spanPart{info: info, skipped: map[decode.RelFileLocator]xlog.LSN{}, made: map[decode.RelFileLocator]bool{},
+		// room for what a span of dense WAL keeps (pgbench, rows held: a
+		// third of 50,000 records, 1 MB), so that it does not grow
+		// record by record
+		return &spanPart{info: info, skipped: map[decode.RelFileLocator]xlog.LSN{}, recs: make([]keptRecord, 0, 1<<15), buf: make([]byte, 0, 2<<20), made: map[decode.RelFileLocator]bool{},
 			madeDB: map[uint32]bool{}, dec: decode.NewDecoder(r.blockSize)}
 	}
 	res, err := stream.Run(st, stream.Job[*spanPart]{

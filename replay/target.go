@@ -58,15 +58,12 @@ func (t Target) String() string {
 
 // stopsBefore is recoveryStopsBefore (xlogrecovery.c, xlog.c before 15):
 // whether recovery ends before applying rec.
-func (t Target) stopsBefore(rec *decode.Record) bool {
+// end is rec's transaction end (rmgr.XactEnd), nil if it is none.
+func (t Target) stopsBefore(rec *decode.Record, end *rmgr.XactEndInfo) bool {
 	if t.LSN != 0 && !t.Inclusive && rec.LSN >= t.LSN {
 		return true
 	}
-	if rec.Header.Rmid != xlog.RmgrTransaction {
-		return false
-	}
-	end, ok := rmgr.XactEnd(rec)
-	if !ok {
+	if end == nil {
 		return false
 	}
 	if t.XID != 0 && !t.Inclusive && end.XID == t.XID {
@@ -83,7 +80,7 @@ func (t Target) stopsBefore(rec *decode.Record) bool {
 
 // stopsAfter is recoveryStopsAfter: whether recovery ends just after
 // applying rec.
-func (t Target) stopsAfter(rec *decode.Record) bool {
+func (t Target) stopsAfter(rec *decode.Record, end *rmgr.XactEndInfo) bool {
 	if t.Name != "" && rec.Header.Rmid == xlog.RmgrXLOG {
 		if name, _, ok := rmgr.RestorePoint(rec); ok && name == t.Name {
 			return true
@@ -92,10 +89,8 @@ func (t Target) stopsAfter(rec *decode.Record) bool {
 	if t.LSN != 0 && t.Inclusive && rec.LSN >= t.LSN {
 		return true
 	}
-	if t.XID != 0 && t.Inclusive && rec.Header.Rmid == xlog.RmgrTransaction {
-		if end, ok := rmgr.XactEnd(rec); ok && end.XID == t.XID {
-			return true
-		}
+	if t.XID != 0 && t.Inclusive && end != nil && end.XID == t.XID {
+		return true
 	}
 	return false
 }

@@ -408,7 +408,7 @@ func Open(cfg Config) (*Result, error) {
 			for _, f := range cfg.holdMore {
 				hold[f] = true
 			}
-			rc.Hold, rc.HoldCatalogs = func(f decode.RelFileLocator) bool { return hold[f] }, true
+			rc.Hold, rc.HoldCatalogs = holdSet(hold), true
 			rc.WatchSubxacts = subxacts
 			// if the prescan read from the backup's start, it checked
 			// the CRC of every record the replay reads (to the
@@ -1796,4 +1796,24 @@ func (b *builder) unloggedMissing(changes *replay.ChangeList) error {
 		}
 	}
 	return nil
+}
+
+// holdSet is the replay's Hold of the files in hold: asked for every block
+// of most records the WAL holds (on every core: replay reads in spans), so
+// looked up by relation file number first, a fast map of 32-bit keys.
+func holdSet(hold map[decode.RelFileLocator]bool) func(decode.RelFileLocator) bool {
+	byNumber := make(map[uint32][]decode.RelFileLocator, len(hold))
+	for f, ok := range hold {
+		if ok {
+			byNumber[f.RelNumber] = append(byNumber[f.RelNumber], f)
+		}
+	}
+	return func(f decode.RelFileLocator) bool {
+		for _, h := range byNumber[f.RelNumber] {
+			if h == f {
+				return true
+			}
+		}
+		return false
+	}
 }
