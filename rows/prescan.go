@@ -28,25 +28,26 @@ import (
 // out). Holding only these
 // spares the replay the pages of every other table (issue 27's speed
 // goal). It also returns the subtransactions the commit lists, so that
-// the replay watches only those. ok is false when the end record was not
+// the replay watches only those, and where the record after the end
+// record starts (the replay need read no further). ok is false when the end record was not
 // found: the caller holds everything and lets the replay say why. checked
 // says that it read (and so CRC-checked) every record from the backup's
 // start to the end record, which the replay reads again.
-func prescan(cfg Config, toastLater bool) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, checked, ok bool, err error) {
+func prescan(cfg Config, toastLater bool) (hold map[decode.RelFileLocator]bool, subxacts []xlog.XID, endAt xlog.LSN, checked, ok bool, err error) {
 	opts := cfg.Options
 	opts.Start = cfg.Backup.StartLSN()
 	var found *prescanFound
 	if p := cfg.Prescan; p != nil && p.wait() && p.opts == opts && p.xid == cfg.XID && p.blockSize == cfg.Backup.BlockSize() {
 		found, err = p.found, p.err
 		if found != nil {
-			found = &prescanFound{hold: maps.Clone(found.hold), subxacts: found.subxacts, version: found.version, from: found.from}
+			found = &prescanFound{hold: maps.Clone(found.hold), subxacts: found.subxacts, version: found.version, from: found.from, endAt: found.endAt}
 		}
 	} else {
 		prescanReadings.Add(1)
 		found, err = prescanWAL(cfg.WAL, opts, int(cfg.Backup.BlockSize()), cfg.XID, prescanSpanBytes, nil)
 	}
 	if err != nil || found == nil {
-		return nil, nil, false, false, err
+		return nil, nil, 0, false, false, err
 	}
 	if !toastLater {
 		// the backup is open: its TOAST files held from the start (a
@@ -54,13 +55,13 @@ func prescan(cfg Config, toastLater bool) (hold map[decode.RelFileLocator]bool, 
 		// them after the replay)
 		toast, err := replay.ToastFiles(cfg.Backup, found.version)
 		if err != nil {
-			return nil, nil, false, false, err
+			return nil, nil, 0, false, false, err
 		}
 		for _, f := range toast {
 			found.hold[f] = true
 		}
 	}
-	return found.hold, found.subxacts, found.from == opts.Start, true, nil
+	return found.hold, found.subxacts, found.endAt, found.from == opts.Start, true, nil
 }
 
 // Prescan is Open's first reading of the WAL started ahead of it
@@ -125,6 +126,7 @@ type prescanFound struct {
 	subxacts []xlog.XID
 	version  xlog.Version
 	from     xlog.LSN // where the reading began: the backup's start, or later (prescanStart)
+	endAt    xlog.LSN // where the record after the transaction's end starts
 }
 
 // prescanWAL is the prescan's reading, on every core (xlog/stream): each
@@ -196,7 +198,7 @@ func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, s
 	for _, f := range last.end.DroppedRels {
 		hold[f] = true
 	}
-	return &prescanFound{hold: hold, subxacts: append([]xlog.XID{}, last.end.Subxacts...), version: s.Version(), from: from}, nil
+	return &prescanFound{hold: hold, subxacts: append([]xlog.XID{}, last.end.Subxacts...), version: s.Version(), from: from, endAt: last.endAt}, nil
 }
 
 // prescanProbeSpans is how many spans at the end of the stream
@@ -302,6 +304,7 @@ type prescanPart struct {
 	// x's end record, or the error naming the commit that lists x as a
 	// subtransaction: the span stopped there
 	end    *rmgr.XactEndInfo
+	endAt  xlog.LSN // where the record after x's end starts
 	subErr error
 }
 
@@ -349,7 +352,7 @@ func (p *prescanPart) record(rec *xlog.Record) error {
 			return nil
 		}
 		if e.XID == x {
-			p.end = &e
+			p.end, p.endAt = &e, d.EndLSN
 			return stream.ErrStop
 		}
 		if e.Commit && slices.Contains(e.Subxacts, x) {

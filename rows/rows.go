@@ -400,7 +400,7 @@ func Open(cfg Config) (*Result, error) {
 		// files are looked at after the replay
 		pb, pending := cfg.Backup.(*replay.PendingBackup)
 		toastLater = pending && !pb.Ready()
-		hold, subxacts, checked, ok, err := prescan(cfg, toastLater)
+		hold, subxacts, endAt, checked, ok, err := prescan(cfg, toastLater)
 		if err != nil {
 			return nil, err
 		}
@@ -410,6 +410,11 @@ func Open(cfg Config) (*Result, error) {
 			}
 			rc.Hold, rc.HoldCatalogs = holdSet(hold), true
 			rc.WatchSubxacts = subxacts
+			if rc.Options.StopAt == 0 {
+				// the replay stops at the end record: the WAL after it
+				// is not read (its readers read ahead otherwise)
+				rc.Options.StopAt = endAt
+			}
 			// if the prescan read from the backup's start, it checked
 			// the CRC of every record the replay reads (to the
 			// transaction's end, same files and options): once is enough
