@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"names":                {"xlog", "xlog/stream", "decode", "rmgr", "pass"},
 	"incident":             {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify", "names", "backup"},
 	"whatif":               {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify"},
-	"replay":               {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup"},                                // pages, commit state and catalogs as of a recovery target (issue 26)
+	"replay":               {"xlog", "xlog/stream", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup"},                 // pages, commit state and catalogs as of a recovery target (issue 26); xlog/stream: its WAL read on every core
 	"table":                {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "typeout", "backup", "replay", "export"}, // rows of a relation as of a target (issue 27); export: --format parquet
 	"backup":               {"xlog", "decode"},
 	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
