@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -218,6 +219,13 @@ type Result struct {
 	// (counted in Missing), and which rows they touched as far as it
 	// tells.
 	Unlogged []UnloggedRows
+	// UnloggedTables are the tables unlogged throughout the transaction
+	// (CREATE UNLOGGED TABLE, or SET UNLOGGED before it, and not SET
+	// LOGGED by it) in the databases it wrote, or --relation's alone: no
+	// change of theirs is WAL-logged, so whatever the transaction did to
+	// them is neither given nor undone, and the WAL cannot tell whether it
+	// did anything.
+	UnloggedTables []string
 
 	r *replay.Replay
 	// the tables the transaction altered (Relation.Before), as the undo
@@ -469,6 +477,10 @@ func Open(cfg Config) (*Result, error) {
 	res.stream, res.list, res.b, res.pages = true, r.WatchedChanges().WithCuts(), b, b
 	b.list = res.list
 	if err := b.build(res.list); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if err := b.unloggedTables(); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -1821,4 +1833,31 @@ func holdSet(hold map[decode.RelFileLocator]bool) func(decode.RelFileLocator) bo
 		}
 		return false
 	}
+}
+
+// unloggedTables fills Result.UnloggedTables: the tables of the databases
+// the transaction wrote (or --relation's alone) that are unlogged in the
+// catalog as of just before its commit, except those it made logged
+// itself (unloggedMissing counts what it did to them while unlogged).
+func (b *builder) unloggedTables() error {
+	if b.only != nil {
+		if _, err := b.db(b.only.db); err != nil {
+			return err
+		}
+	}
+	for _, db := range slices.Sorted(maps.Keys(b.cats)) {
+		cat := b.cats[db].cat
+		for _, c := range cat.Classes() {
+			k := relKey{db, c.OID}
+			if c.Persistence != 'u' || c.Kind != 'r' || !b.wanted(k) || slices.ContainsFunc(b.unlogged, func(u unloggedSpan) bool { return u.rel == k }) {
+				continue
+			}
+			name := table.QuoteIdent(c.Name)
+			if ns := cat.Namespace(c.Namespace); ns != nil {
+				name = table.QuoteIdent(ns.Name) + "." + name
+			}
+			b.res.UnloggedTables = append(b.res.UnloggedTables, name)
+		}
+	}
+	return nil
 }

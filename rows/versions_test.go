@@ -172,6 +172,8 @@ CREATE TABLE ul (id int PRIMARY KEY, v text);
 INSERT INTO ul SELECT g, 'u' || g FROM generate_series(1, 10) g;
 CREATE TABLE ul2 (id int PRIMARY KEY, v text);
 INSERT INTO ul2 SELECT g, 'w' || g FROM generate_series(1, 10) g;
+CREATE UNLOGGED TABLE ul3 (id int PRIMARY KEY, v text);
+INSERT INTO ul3 SELECT g, 'z' || g FROM generate_series(1, 10) g;
 CHECKPOINT;`)
 	p.BaseBackup(t, base)
 	// a tablespace made after the backup (its directory under the test's)
@@ -402,7 +404,7 @@ CHECKPOINT;`)
 		"DELETE FROM ul WHERE id = 3", "INSERT INTO ul VALUES (100, 'n')", "ALTER TABLE ul SET LOGGED",
 		"UPDATE ul SET v = 'c' WHERE id = 4", "DELETE FROM ul WHERE id = 5",
 		"UPDATE ul2 SET v = 'a' WHERE id = 1", "ALTER TABLE ul2 SET UNLOGGED", "UPDATE ul2 SET v = 'b' WHERE id = 2",
-		"DELETE FROM ul2 WHERE id = 3")
+		"DELETE FROM ul2 WHERE id = 3", "UPDATE ul3 SET v = 'y' WHERE id IN (1, 2)")
 	incidents[len(incidents)-1].unlogged = map[string]bool{"ul": true, "ul2": true}
 	incidents[len(incidents)-1].missing = "public.ul update 2, public.ul delete 1, public.ul insert 1, public.ul2 update every row"
 	incidents[len(incidents)-1].skipped = []string{"table public.ul: unlogged from", "table public.ul2: made unlogged at"}
@@ -625,6 +627,29 @@ CHECKPOINT;`)
 		}
 		if g := strings.Join(missing, ", "); g != in.missing {
 			t.Errorf("%s: missing %q, want %q", in.name, g, in.missing)
+		}
+		// ul3, unlogged from its CREATE: no change of it is in the WAL
+		// (the unlogged incident updates two rows), every transaction
+		// of the database says so; with --relation ul3, nothing else
+		if g := strings.Join(res.UnloggedTables, ", "); g != "public.ul3" {
+			t.Errorf("%s: unlogged tables %q, want public.ul3", in.name, g)
+		}
+		if in.name == "unlogged" {
+			ures, err := rows.Open(rows.Config{Backup: replay.OpenBackup(b), WAL: wal, Options: xlog.Options{FollowHistory: true}, XID: xlog.XID(in.xid), Relation: "ul3"})
+			if err != nil {
+				t.Fatalf("%s: --relation ul3: %v", in.name, err)
+			}
+			n := 0
+			for _, err := range ures.All() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+			if g := strings.Join(ures.UnloggedTables, ", "); g != "public.ul3" || n != 0 || len(ures.Relations) != 0 {
+				t.Errorf("%s: --relation ul3: unlogged %q, %d changes, %d relations; want public.ul3 and none", in.name, g, n, len(ures.Relations))
+			}
+			ures.Close()
 		}
 		// the rows a table's changes while unlogged touched: those of the
 		// session's table after SET UNLOGGED not there after SET LOGGED

@@ -378,8 +378,16 @@ func rowsAction(c *cli.Command) error {
 			return err
 		}
 	}
+	// tables unlogged throughout: the WAL cannot say what the
+	// transaction did to them
+	for _, name := range res.UnloggedTables {
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: table %s is unlogged: none of its changes is in the WAL, so whatever the transaction did to its rows is not given (nor undone)\n", name)
+	}
 	if bad.n > 0 {
 		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", bad.n, bad.String())}
+	}
+	if c.String("relation") != "" && len(res.UnloggedTables) > 0 {
+		return &exitError{code: exitNotInWAL, noHint: true, msg: fmt.Sprintf("table %s is unlogged: its changes are not in the WAL, none can be given", res.UnloggedTables[0])}
 	}
 	return nil
 }
