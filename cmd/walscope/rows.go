@@ -370,6 +370,11 @@ func rowsAction(c *cli.Command) error {
 	if named > rows.MaxMissingComments {
 		fmt.Fprintf(c.Root().ErrWriter, "walscope: %d more rows changed while unlogged (%d in all; the first %d are named above)\n", named-rows.MaxMissingComments, named, rows.MaxMissingComments)
 	}
+	// tables unlogged throughout: the WAL cannot say what the
+	// transaction did to them
+	for _, name := range res.UnloggedTables {
+		fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: table %s is unlogged: none of its changes is in the WAL, so whatever the transaction did to its rows is not given (nor undone)\n", name)
+	}
 	if walOnly || len(res.Missing) > 0 {
 		// what the WAL lacks is said even when changes could not be
 		// decoded (exit 1 then wins); with a backup: the changes of a
@@ -377,11 +382,6 @@ func rowsAction(c *cli.Command) error {
 		if err := walOnlyMissing(c, res, notUndone); err != nil && bad.n == 0 {
 			return err
 		}
-	}
-	// tables unlogged throughout: the WAL cannot say what the
-	// transaction did to them
-	for _, name := range res.UnloggedTables {
-		fmt.Fprintf(c.Root().ErrWriter, "walscope: warning: table %s is unlogged: none of its changes is in the WAL, so whatever the transaction did to its rows is not given (nor undone)\n", name)
 	}
 	if bad.n > 0 {
 		return &exitError{code: exitProblem, noHint: true, msg: fmt.Sprintf("%d changes could not be decoded, the output is incomplete: %s", bad.n, bad.String())}
