@@ -113,10 +113,12 @@ type Config struct {
 	// (0: GOMAXPROCS; 1: one reader, every record replayed in turn).
 	Workers int
 
-	// tests: the WAL each span covers (0: xlog/stream's default), and
-	// every span after the first replayed by rereadSpan
+	// tests: the WAL each span covers (0: xlog/stream's default), every
+	// span after the first replayed by rereadSpan, the bytes of records a
+	// span keeps (0: maxKeptBytes)
 	spanBytes   int
 	forceReread bool
+	maxKept     int
 }
 
 // Stop is where the replay ended.

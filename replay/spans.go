@@ -35,6 +35,13 @@ const (
 	xlogFPI        = 0xB0
 )
 
+// maxKeptBytes bounds the records one span keeps: beyond, it keeps none
+// and is read again whole by the replay (rereadSpan), as one reader would
+// read it. The parts read ahead (at most Workers+1) then hold at most
+// this much each, whatever the WAL: a transaction of the busiest table,
+// whose full-page images make most of the WAL, keeps most records.
+const maxKeptBytes = 16 << 20
+
 // errReached ends the spans' reading at the target.
 var errReached = errors.New("replay: target reached")
 
@@ -58,6 +65,10 @@ type spanPart struct {
 	recs    []keptRecord
 	buf     []byte
 	records int64
+	first   xlog.LSN // the span's first record
+	// overflow: the span's kept records grew beyond the part's bound
+	// (maxKeptBytes): none kept, the span is read again whole
+	overflow bool
 	// skipped are the files of the heap and image records left out, with
 	// the first such record's LSN
 	skipped map[decode.RelFileLocator]xlog.LSN
@@ -74,6 +85,7 @@ type spanPart struct {
 
 func (p *spanPart) reset(info stream.SpanInfo) {
 	p.info, p.recs, p.buf, p.records, p.segments = info, p.recs[:0], p.buf[:0], 0, p.segments[:0]
+	p.overflow, p.first = false, 0
 	clear(p.skipped)
 	clear(p.made)
 	clear(p.madeDB)
@@ -225,6 +237,10 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 		return err
 	}
 	f := r.newSpanFilter()
+	keptBound := maxKeptBytes
+	if r.cfg.maxKept > 0 {
+		keptBound = r.cfg.maxKept
+	}
 	// the files and databases made so far, by the parts merged
 	made, madeDB := map[decode.RelFileLocator]bool{}, map[uint32]bool{}
 	var base int64 // records of the parts merged
@@ -243,22 +259,29 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 			return p, true
 		},
 		Record: func(p *spanPart, rec *xlog.Record) error {
-			if f.keep(p, rec) {
-				p.add(rec)
+			if p.records == 0 {
+				p.first = rec.LSN
+			}
+			if f.keep(p, rec) && !p.overflow {
+				if len(p.buf)+len(rec.Raw) > keptBound {
+					p.overflow = true
+					p.recs, p.buf = p.recs[:0], p.buf[:0]
+				} else {
+					p.add(rec)
+				}
 			}
 			p.records++
 			return nil
 		},
 		Merge: func(p *spanPart) error {
 			var rec xlog.Record
-			if len(p.recs) > 0 && first {
+			if p.records > 0 && first {
 				first = false
-				p.record(0, &rec)
-				if err := r.firstRecord(&rec, start, xlog.LSN(st.PageSize())); err != nil {
+				if err := r.firstRecord(&xlog.Record{LSN: p.first}, start, xlog.LSN(st.PageSize())); err != nil {
 					return err
 				}
 			}
-			if p.records > 0 && (p.misses(made, madeDB) || r.cfg.forceReread && p.info.Index > 0) {
+			if p.records > 0 && (p.overflow || p.misses(made, madeDB) || r.cfg.forceReread && p.info.Index > 0) {
 				r.rereads++
 				n, err := r.rereadSpan(p, opts, base, made, madeDB)
 				base += n
@@ -339,7 +362,7 @@ func (r *Replay) noteMade(rec *xlog.Record, made map[decode.RelFileLocator]bool,
 // made. It returns the records read.
 func (r *Replay) rereadSpan(p *spanPart, opts xlog.Options, base int64, made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) (int64, error) {
 	o := opts
-	o.Start = p.recs[0].lsn // the first record of a part is always kept
+	o.Start = p.first
 	o.Continues = true
 	if s := p.info.Span.Stop; s != 0 && (o.StopAt == 0 || s < o.StopAt) {
 		o.StopAt = s

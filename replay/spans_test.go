@@ -28,7 +28,9 @@ import (
 // transaction with the files of its tables held, as rows holds them; and
 // again with every span after the first read again whole (rereadSpan, what
 // a span that left out records of a file an earlier span made does); and
-// with the backup given while the replay runs (PendingBackup).
+// with the backup given while the replay runs (PendingBackup); and with
+// spans keeping at most 16 KB of records (read again whole beyond:
+// maxKeptBytes bounds the memory of the parts read ahead).
 func TestSpansEqualSequential(t *testing.T) {
 	d := filepath.Join(testwal.Root(t), "fixtures", "rows")
 	dir := t.TempDir()
@@ -71,12 +73,13 @@ func TestSpansEqualSequential(t *testing.T) {
 				hold[l] = true
 			}
 		}
-		var got [4][]string
+		var got [5][]string
 		for i, c := range []struct {
 			workers int
 			reread  bool
 			pending bool
-		}{{1, false, false}, {2, false, false}, {2, true, false}, {2, false, true}} {
+			maxKept int
+		}{{1, false, false, 0}, {2, false, false, 0}, {2, true, false, 0}, {2, false, true, 0}, {2, false, false, 16 << 10}} {
 			var src Backup = b
 			if c.pending {
 				// the backup given while the replay runs (a compressed
@@ -90,7 +93,7 @@ func TestSpansEqualSequential(t *testing.T) {
 			}
 			cfg := Config{Backup: src, WAL: wal, Options: xlog.Options{FollowHistory: true}, Target: Target{XID: xlog.XID(f.XID)},
 				Hold: func(l decode.RelFileLocator) bool { return hold[l] }, HoldCatalogs: true, WatchXID: xlog.XID(f.XID),
-				Workers: c.workers, spanBytes: segBytes, forceReread: c.reread}
+				Workers: c.workers, spanBytes: segBytes, forceReread: c.reread, maxKept: c.maxKept}
 			r, err := Run(cfg)
 			if err != nil {
 				t.Fatalf("%s (workers %d, re-read %v): %v", f.Name, c.workers, c.reread, err)
@@ -98,7 +101,7 @@ func TestSpansEqualSequential(t *testing.T) {
 			if c.workers > 1 && !r.parallel() {
 				t.Fatalf("%s: not read in spans", f.Name)
 			}
-			if c.reread {
+			if c.reread || c.maxKept > 0 {
 				if r.rereads == 0 {
 					t.Fatalf("%s: no span read again", f.Name)
 				}
@@ -119,6 +122,9 @@ func TestSpansEqualSequential(t *testing.T) {
 		}
 		if d := firstDiff(got[0], got[3]); d != "" {
 			t.Errorf("%s: one reader and spans with the backup given late differ at %s", f.Name, d)
+		}
+		if d := firstDiff(got[0], got[4]); d != "" {
+			t.Errorf("%s: one reader and spans keeping at most 16 KB differ at %s", f.Name, d)
 		}
 	}
 	t.Logf("%d transactions, %d pages identical; %d spans read again", len(facts), pages, rereads)
