@@ -170,6 +170,9 @@ type Replay struct {
 	stop     Stop
 	start    xlog.LSN // the backup's start, where the reading begins
 	rereads  int      // spans read again (spans.go)
+	// sequential: where the spans' reading went on with one reader (a
+	// span kept too much: maxKeptBytes), 0 if it did not
+	sequential xlog.LSN
 	// walSystemID, when not 0, is the WAL's system identifier, to be
 	// compared with the backup's at the end (a PendingBackup)
 	walSystemID uint64
@@ -309,7 +312,7 @@ func (r *Replay) run() error {
 		if err := r.runSpans(start); err != nil {
 			return err
 		}
-	} else if err := r.readAll(rd, start); err != nil {
+	} else if err := r.readAll(rd, start, true); err != nil {
 		return err
 	}
 	if r.stop.Consistent == 0 {
@@ -322,14 +325,17 @@ func (r *Replay) run() error {
 	return nil
 }
 
-// readAll is run's reading with one reader: every record in turn.
-func (r *Replay) readAll(rd *xlog.Reader, start xlog.LSN) error {
-	first := true
+// readAll is run's reading with one reader: every record in turn. first:
+// rd begins at the backup's start (else it goes on from a record spans
+// read: runSpans).
+func (r *Replay) readAll(rd *xlog.Reader, start xlog.LSN, first bool) error {
+	none := first
 	for {
 		rec, err := rd.Next()
 		if err != nil {
-			return r.readEnd(err, rd.EndLSN(), first, start)
+			return r.readEnd(err, rd.EndLSN(), none, start)
 		}
+		none = false
 		if first {
 			if err := r.firstRecord(rec, start, xlog.LSN(rd.PageSize())); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"unsafe"
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/rmgr"
@@ -35,12 +36,20 @@ const (
 	xlogFPI        = 0xB0
 )
 
-// maxKeptBytes bounds the records one span keeps: beyond, it keeps none
-// and is read again whole by the replay (rereadSpan), as one reader would
-// read it. The parts read ahead (at most Workers+1) then hold at most
-// this much each, whatever the WAL: a transaction of the busiest table,
-// whose full-page images make most of the WAL, keeps most records.
+// maxKeptBytes bounds the records one span keeps (their bytes and their
+// keptRecord): beyond, it keeps none, and the replay reads the rest of
+// the WAL from the span's first record with one reader, every record in
+// turn (readAll), as it would without spans. The parts read ahead (at
+// most Workers+1) then hold at most this much each, whatever the WAL: a
+// transaction of the busiest table, or of one that makes most of the WAL
+// (a DELETE of every row), keeps most records, and reading in spans then
+// only costs (bench-rows-memory.sh: twice the peak RSS and 50% more time
+// before this bound).
 const maxKeptBytes = 16 << 20
+
+// errSequential ends the spans' reading where a span kept too much: the
+// rest is read by one reader.
+var errSequential = errors.New("replay: on with one reader")
 
 // errReached ends the spans' reading at the target.
 var errReached = errors.New("replay: target reached")
@@ -244,6 +253,7 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 	// the files and databases made so far, by the parts merged
 	made, madeDB := map[decode.RelFileLocator]bool{}, map[uint32]bool{}
 	var base int64 // records of the parts merged
+	var sequentialFrom xlog.LSN
 	first := true
 	newPart := func(info stream.SpanInfo) *spanPart {
 		// room for what a span of dense WAL keeps (pgbench, rows held: a
@@ -263,7 +273,7 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 				p.first = rec.LSN
 			}
 			if f.keep(p, rec) && !p.overflow {
-				if len(p.buf)+len(rec.Raw) > keptBound {
+				if len(p.buf)+len(rec.Raw)+(len(p.recs)+1)*int(unsafe.Sizeof(keptRecord{})) > keptBound {
 					p.overflow = true
 					p.recs, p.buf = p.recs[:0], p.buf[:0]
 				} else {
@@ -281,7 +291,12 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 					return err
 				}
 			}
-			if p.records > 0 && (p.overflow || p.misses(made, madeDB) || r.cfg.forceReread && p.info.Index > 0) {
+			if p.overflow {
+				// on from this span with one reader
+				sequentialFrom = p.first
+				return errSequential
+			}
+			if p.records > 0 && (p.misses(made, madeDB) || r.cfg.forceReread && p.info.Index > 0) {
 				r.rereads++
 				n, err := r.rereadSpan(p, opts, base, made, madeDB)
 				base += n
@@ -314,6 +329,18 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 	})
 	if errors.Is(err, errReached) {
 		return nil
+	}
+	if errors.Is(err, errSequential) {
+		r.sequential = sequentialFrom
+		o := opts
+		o.Start, o.Continues = sequentialFrom, true
+		rd, err := xlog.NewReader(r.cfg.WAL, o)
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		r.stop.Records = base
+		return r.readAll(rd, start, false)
 	}
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ import (
 // again with every span after the first read again whole (rereadSpan, what
 // a span that left out records of a file an earlier span made does); and
 // with the backup given while the replay runs (PendingBackup); and with
-// spans keeping at most 16 KB of records (read again whole beyond:
+// spans keeping at most 16 KB of records (beyond, one reader reads on:
 // maxKeptBytes bounds the memory of the parts read ahead).
 func TestSpansEqualSequential(t *testing.T) {
 	d := filepath.Join(testwal.Root(t), "fixtures", "rows")
@@ -61,7 +61,7 @@ func TestSpansEqualSequential(t *testing.T) {
 	defer wal.Close()
 	b := OpenBackup(bk)
 	const segBytes = 1 << 20
-	pages, rereads := 0, 0
+	pages, rereads, later := 0, 0, 0
 	for _, f := range facts {
 		hold := map[decode.RelFileLocator]bool{}
 		for _, tab := range f.Tables {
@@ -73,13 +73,13 @@ func TestSpansEqualSequential(t *testing.T) {
 				hold[l] = true
 			}
 		}
-		var got [5][]string
+		var got [6][]string
 		for i, c := range []struct {
 			workers int
 			reread  bool
 			pending bool
 			maxKept int
-		}{{1, false, false, 0}, {2, false, false, 0}, {2, true, false, 0}, {2, false, true, 0}, {2, false, false, 16 << 10}} {
+		}{{1, false, false, 0}, {2, false, false, 0}, {2, true, false, 0}, {2, false, true, 0}, {2, false, false, 16 << 10}, {2, false, false, 160 << 10}} {
 			var src Backup = b
 			if c.pending {
 				// the backup given while the replay runs (a compressed
@@ -101,7 +101,15 @@ func TestSpansEqualSequential(t *testing.T) {
 			if c.workers > 1 && !r.parallel() {
 				t.Fatalf("%s: not read in spans", f.Name)
 			}
-			if c.reread || c.maxKept > 0 {
+			if c.maxKept > 0 {
+				if r.sequential == 0 && c.maxKept == 16<<10 {
+					t.Fatalf("%s: no span kept more than %d bytes", f.Name, c.maxKept)
+				}
+				if r.sequential > r.start {
+					later++ // one reader on from a span after the first
+				}
+			}
+			if c.reread {
 				if r.rereads == 0 {
 					t.Fatalf("%s: no span read again", f.Name)
 				}
@@ -126,8 +134,14 @@ func TestSpansEqualSequential(t *testing.T) {
 		if d := firstDiff(got[0], got[4]); d != "" {
 			t.Errorf("%s: one reader and spans keeping at most 16 KB differ at %s", f.Name, d)
 		}
+		if d := firstDiff(got[0], got[5]); d != "" {
+			t.Errorf("%s: one reader and spans keeping at most 160 KB differ at %s", f.Name, d)
+		}
 	}
-	t.Logf("%d transactions, %d pages identical; %d spans read again", len(facts), pages, rereads)
+	if later == 0 {
+		t.Errorf("no reading went on with one reader from a span after the first")
+	}
+	t.Logf("%d transactions, %d pages identical; %d spans read again, %d readings on with one reader from a later span", len(facts), pages, rereads, later)
 }
 
 // replayState renders what a replay gives, and counts the pages.
