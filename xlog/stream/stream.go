@@ -471,8 +471,12 @@ func RunSpans[R any](s *Stream, read func(info SpanInfo, stop *atomic.Bool) R, m
 	}()
 	for j := range jobs {
 		r := <-j.out
+		// the job's slot is freed once it is merged, not before: a job
+		// being merged (a merge that works, like a replay's) counts as
+		// read but not merged, and the bound holds while it runs
+		ok := merge(j.index, r)
 		<-slots
-		if !merge(j.index, r) {
+		if !ok {
 			return
 		}
 	}
