@@ -423,7 +423,7 @@ func (r *Replay) step(rec *xlog.Record) (stop bool, err error) {
 	if pend != nil {
 		r.watchAfter(pend)
 	}
-	r.xacts.Add(d)
+	r.xacts.AddEnd(d, end)
 	if cfg.NoBackup && d.Header.Rmid == xlog.RmgrTransaction {
 		r.noteEnd(d)
 	}

@@ -271,7 +271,13 @@ const (
 // managers are ignored, except that a record's top-level xid (14+, logical
 // WAL) gives a subtransaction its parent. A record that cannot be read is
 // remembered (Err) and skipped, where PostgreSQL's redo would stop.
-func (s *State) Add(rec *decode.Record) {
+func (s *State) Add(rec *decode.Record) { s.AddEnd(rec, nil) }
+
+// AddEnd is Add for a caller that decoded rec's transaction end already
+// (end, from rmgr.XactEnd; nil: decoded here if rec is one): a replay reads
+// it for its targets too, and decoding it once spares the commit records,
+// a sixth of a busy server's, a second decoding.
+func (s *State) AddEnd(rec *decode.Record, end *rmgr.XactEndInfo) {
 	if rec == nil || rec.Record == nil {
 		return
 	}
@@ -281,7 +287,7 @@ func (s *State) Add(rec *decode.Record) {
 	info := rec.Header.Info &^ xlog.InfoMask
 	switch rec.Header.Rmid {
 	case xlog.RmgrTransaction:
-		s.addXact(rec)
+		s.addXact(rec, end)
 	case xlog.RmgrCLOG:
 		s.addCLOG(rec, info)
 	case xlog.RmgrMultiXact:
@@ -302,7 +308,7 @@ func (s *State) recordError(rec *decode.Record, format string, args ...any) {
 // TransactionIdAbortTree) and end a prepared transaction
 // (PrepareRedoRemove); PREPARE adds one (PrepareRedoAdd); ASSIGNMENT sets
 // pg_subtrans parents (ProcArrayApplyXidAssignment).
-func (s *State) addXact(rec *decode.Record) {
+func (s *State) addXact(rec *decode.Record, end *rmgr.XactEndInfo) {
 	switch rec.Header.Info & xactOpMask {
 	case xactPrepare:
 		s.needTwoPhase()
@@ -331,7 +337,13 @@ func (s *State) addXact(rec *decode.Record) {
 		}
 		return
 	}
-	e, ok := rmgr.XactEnd(rec)
+	var e rmgr.XactEndInfo
+	ok := end != nil
+	if ok {
+		e = *end
+	} else {
+		e, ok = rmgr.XactEnd(rec)
+	}
 	if !ok {
 		switch rec.Header.Info & xactOpMask {
 		case 0x00, 0x20, 0x30, 0x40: // the four ends
