@@ -89,3 +89,35 @@ func labelAhead(where string, raw []byte) (*BackupLabel, error) {
 	l.Path = where
 	return l, nil
 }
+
+// InflatesToEnd tells whether Open of p (as ReadLabel takes it: a data
+// directory, or a pg_basebackup -Ft base.tar, the file or its directory)
+// reads a compressed tar from its beginning to its end before it returns
+// (pg_control is the last member): the wait a caller that read the label
+// ahead may overlap with other work (`walscope rows` starts its replay).
+// A data directory or a plain tar opens at once.
+func InflatesToEnd(p string) bool {
+	st, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	tarPath := p
+	if st.IsDir() {
+		if _, err := os.Stat(filepath.Join(p, "backup_label")); err == nil {
+			return false
+		}
+		base, _, err := findTars(p)
+		if err != nil || base == "" {
+			return false
+		}
+		tarPath = filepath.Join(p, base)
+	}
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [8]byte
+	n, _ := io.ReadFull(f, head[:])
+	return sniff(head[:n]) != compNone
+}

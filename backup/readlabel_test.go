@@ -18,7 +18,8 @@ import (
 // (fixtures/backup-pg15) and the latter uncompressed, each given as the
 // file and as its directory, and for a data directory (fixtures/rows's
 // tar extracted); a tar with backup_label after its first members and a
-// directory without one are not read ahead (ErrNoLabelAhead).
+// directory without one are not read ahead (ErrNoLabelAhead). InflatesToEnd
+// is true for the compressed tars alone.
 func TestReadLabel(t *testing.T) {
 	root := testwal.Root(t)
 	tmp := t.TempDir()
@@ -91,6 +92,11 @@ func TestReadLabel(t *testing.T) {
 		}
 		if *l != want {
 			t.Errorf("%s: read ahead %+v, Open's %+v", p, *l, want)
+		}
+		// the compressed tars (the file or its directory) are inflated
+		// to their end by Open; the plain tar and the directory are not
+		if got, want := InflatesToEnd(p), p == gz || p == filepath.Dir(gz) || p == zst || p == filepath.Dir(zst); got != want {
+			t.Errorf("%s: InflatesToEnd %v, want %v", p, got, want)
 		}
 		compared++
 	}

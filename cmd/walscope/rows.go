@@ -137,7 +137,11 @@ func rowsAction(c *cli.Command) error {
 					cfg.WAL = src
 					cfg.Prescan = rows.StartPrescan(src, cfg.Options, cfg.XID, l.StartLSN, 0)
 					defer cfg.Prescan.Stop()
-					pending = replay.NewPendingBackup(l.StartLSN, guessedBlockSize)
+					if backup.InflatesToEnd(paths[0]) {
+						// not a directory, which opens at once and then
+						// gives its TOAST files to hold from the start
+						pending = replay.NewPendingBackup(l.StartLSN, guessedBlockSize)
+					}
 				}
 			}
 		}
