@@ -107,7 +107,9 @@ measure() {
     rm -rf ds.run; cp -a ds ds.run 2>/dev/null || mkdir ds.run
     "$ws" export --append ds.run -q "$all" >/dev/null 2>&1
     local range
-    range=$(last_batch ds.run "$(ls ds/_walscope_manifest 2>/dev/null | wc -l)")
+    # (the batch manifests only: the manifest directory also holds the
+    # checkpoint spacing's state file)
+    range=$(last_batch ds.run "$(ls ds/_walscope_manifest 2>/dev/null | grep -c '^_batch-.*\.json$')")
     if [ -z "$range" ]; then
       echo "day $N: nothing to append (day $N holds no checkpoint record)"
       continue
