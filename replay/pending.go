@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/walscope/walscope/backup"
+
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
 )
@@ -24,6 +26,32 @@ type PendingBackup struct {
 	done      chan struct{}
 	b         Backup
 	err       error
+	opened    *backup.Backup // OpenBackupAhead's, once done
+}
+
+// OpenBackupAhead starts open on another goroutine and returns the backup
+// being opened, which starts at start (its label's START WAL LOCATION,
+// backup.ReadLabel) and whose blocks are taken to be blockSize bytes until
+// it is open (Opened then tells its own): a replay given it runs meanwhile.
+func OpenBackupAhead(start xlog.LSN, blockSize uint32, open func() (*backup.Backup, error)) *PendingBackup {
+	p := NewPendingBackup(start, blockSize)
+	go func() {
+		b, err := open()
+		if err != nil {
+			p.Set(nil, err)
+			return
+		}
+		p.opened = b // before Set: Opened reads it after done is closed
+		p.Set(OpenBackup(b), nil)
+	}()
+	return p
+}
+
+// Opened waits for the backup OpenBackupAhead opens, and returns it or
+// why it could not be opened.
+func (p *PendingBackup) Opened() (*backup.Backup, error) {
+	<-p.done
+	return p.opened, p.err
 }
 
 // NewPendingBackup returns a backup that starts at start (its label's
@@ -49,9 +77,7 @@ func (p *PendingBackup) Wait() (Backup, error) {
 }
 
 // Ready tells whether Set was called.
-func (p *PendingBackup) Ready() bool { return p.ready() }
-
-func (p *PendingBackup) ready() bool {
+func (p *PendingBackup) Ready() bool {
 	select {
 	case <-p.done:
 		return true

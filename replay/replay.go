@@ -290,7 +290,7 @@ func (r *Replay) run() error {
 	}
 	defer rd.Close()
 	r.version = rd.Version()
-	if p, ok := cfg.Backup.(*PendingBackup); ok && !p.ready() {
+	if p, ok := cfg.Backup.(*PendingBackup); ok && !p.Ready() {
 		// what the backup must give is asked for when needed (the
 		// relation maps, pg_twophase) or at the end (the system)
 		r.walSystemID = rd.SystemID()

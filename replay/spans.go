@@ -83,9 +83,8 @@ type spanPart struct {
 	skipped map[decode.RelFileLocator]xlog.LSN
 	// made and madeDB are the files and databases made in the span
 	// (held from there on, as the replay will hold them)
-	made   map[decode.RelFileLocator]bool
-	madeDB map[uint32]bool
-	dec    *decode.Decoder
+	made madeSet
+	dec  *decode.Decoder
 	// what every record of the span shares
 	segments          []string
 	version           xlog.Version
@@ -96,8 +95,8 @@ func (p *spanPart) reset(info stream.SpanInfo) {
 	p.info, p.recs, p.buf, p.records, p.segments = info, p.recs[:0], p.buf[:0], 0, p.segments[:0]
 	p.overflow, p.first = false, 0
 	clear(p.skipped)
-	clear(p.made)
-	clear(p.madeDB)
+	clear(p.made.files)
+	clear(p.made.dbs)
 }
 
 // spanFilter decides which records a span's reader keeps; it is read by
@@ -130,7 +129,7 @@ func (r *Replay) newSpanFilter() *spanFilter {
 // those made before it: misses).
 func (f *spanFilter) mayHold(p *spanPart, rel decode.RelFileLocator) bool {
 	if f.holdCatalogs && (rel.DBOID == 0 || rel.RelNumber < firstNormalObjectID ||
-		len(p.made) > 0 && p.made[rel] || len(p.madeDB) > 0 && p.madeDB[rel.DBOID]) {
+		p.made.has(rel)) {
 		return true
 	}
 	return f.hold(rel)
@@ -148,7 +147,7 @@ func (f *spanFilter) watching(xid xlog.XID) bool {
 
 // keep tells whether the replay needs rec, read in part p.
 func (f *spanFilter) keep(p *spanPart, rec *xlog.Record) bool {
-	if p.records == 0 || f.fromLSN != 0 && rec.LSN >= f.fromLSN {
+	if f.fromLSN != 0 && rec.LSN >= f.fromLSN {
 		return true
 	}
 	h := rec.Header
@@ -160,7 +159,7 @@ func (f *spanFilter) keep(p *spanPart, rec *xlog.Record) bool {
 			return true
 		}
 	case xlog.RmgrStorage, xlog.RmgrDatabase:
-		p.noteMade(rec)
+		p.made.note(p.dec, rec)
 		return true
 	default:
 		return true
@@ -195,18 +194,39 @@ func (f *spanFilter) keep(p *spanPart, rec *xlog.Record) bool {
 	return false
 }
 
-// noteMade notes the files and databases a Storage or Database record
-// makes.
-func (p *spanPart) noteMade(rec *xlog.Record) {
-	d, err := p.dec.Decode(rec)
+// madeSet is the files and databases records made: the files a replay
+// with HoldCatalogs holds from there on (and a CREATE DATABASE's files).
+type madeSet struct {
+	files map[decode.RelFileLocator]bool
+	dbs   map[uint32]bool
+}
+
+func newMadeSet() madeSet {
+	return madeSet{files: map[decode.RelFileLocator]bool{}, dbs: map[uint32]bool{}}
+}
+
+// note adds the file or database rec makes (SmgrCreate, CREATE DATABASE),
+// if it is such a record.
+func (m madeSet) note(dec *decode.Decoder, rec *xlog.Record) {
+	switch rec.Header.Rmid {
+	case xlog.RmgrStorage, xlog.RmgrDatabase:
+	default:
+		return
+	}
+	d, err := dec.Decode(rec)
 	if err != nil {
 		return
 	}
 	if rel, _, ok := rmgr.SmgrCreate(d); ok {
-		p.made[rel] = true
+		m.files[rel] = true
 	} else if db, ok := createdDatabase(d); ok {
-		p.madeDB[db] = true
+		m.dbs[db] = true
 	}
+}
+
+// has tells whether rel was made (itself, or with its database).
+func (m madeSet) has(rel decode.RelFileLocator) bool {
+	return len(m.files) > 0 && m.files[rel] || len(m.dbs) > 0 && m.dbs[rel.DBOID]
 }
 
 // createdDatabase is the database a CREATE DATABASE record (file copy)
@@ -251,7 +271,7 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 		keptBound = r.cfg.maxKept
 	}
 	// the files and databases made so far, by the parts merged
-	made, madeDB := map[decode.RelFileLocator]bool{}, map[uint32]bool{}
+	made := newMadeSet()
 	var base int64 // records of the parts merged
 	var sequentialFrom xlog.LSN
 	first := true
@@ -259,8 +279,8 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 		// room for what a span of dense WAL keeps (pgbench, rows held: a
 		// third of 50,000 records, 1 MB), so that it does not grow
 		// record by record
-		return &spanPart{info: info, skipped: map[decode.RelFileLocator]xlog.LSN{}, recs: make([]keptRecord, 0, 1<<15), buf: make([]byte, 0, 2<<20), made: map[decode.RelFileLocator]bool{},
-			madeDB: map[uint32]bool{}, dec: decode.NewDecoder(r.blockSize)}
+		return &spanPart{info: info, skipped: map[decode.RelFileLocator]xlog.LSN{}, recs: make([]keptRecord, 0, 1<<15), buf: make([]byte, 0, 2<<20),
+			made: newMadeSet(), dec: decode.NewDecoder(r.blockSize)}
 	}
 	res, err := stream.Run(st, stream.Job[*spanPart]{
 		NewPart: newPart,
@@ -296,9 +316,9 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 				sequentialFrom = p.first
 				return errSequential
 			}
-			if p.records > 0 && (p.misses(made, madeDB) || r.cfg.forceReread && p.info.Index > 0) {
+			if p.records > 0 && (p.misses(made) || r.cfg.forceReread && p.info.Index > 0) {
 				r.rereads++
-				n, err := r.rereadSpan(p, opts, base, made, madeDB)
+				n, err := r.rereadSpan(p, opts, base, made)
 				base += n
 				return err
 			}
@@ -317,7 +337,7 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 					}
 					return err
 				}
-				r.noteMade(&rec, made, madeDB)
+				made.note(r.dec, &rec)
 			}
 			base += p.records
 			r.stop.Records = base
@@ -354,40 +374,22 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 
 // misses tells whether p left out records of a file made in an earlier
 // span (made, madeDB), which its reader did not know to keep.
-func (p *spanPart) misses(made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) bool {
-	if len(made) == 0 && len(madeDB) == 0 {
+func (p *spanPart) misses(made madeSet) bool {
+	if len(made.files) == 0 && len(made.dbs) == 0 {
 		return false
 	}
 	for rel := range p.skipped {
-		if made[rel] || madeDB[rel.DBOID] {
+		if made.has(rel) {
 			return true
 		}
 	}
 	return false
 }
 
-// noteMade adds the file or database a record replayed made.
-func (r *Replay) noteMade(rec *xlog.Record, made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) {
-	switch rec.Header.Rmid {
-	case xlog.RmgrStorage, xlog.RmgrDatabase:
-	default:
-		return
-	}
-	d, err := r.dec.Decode(rec)
-	if err != nil {
-		return
-	}
-	if rel, _, ok := rmgr.SmgrCreate(d); ok {
-		made[rel] = true
-	} else if db, ok := createdDatabase(d); ok {
-		madeDB[db] = true
-	}
-}
-
 // rereadSpan replays part p's span again from its first record, every
 // record of it (as readAll): p left out records of a file an earlier span
 // made. It returns the records read.
-func (r *Replay) rereadSpan(p *spanPart, opts xlog.Options, base int64, made map[decode.RelFileLocator]bool, madeDB map[uint32]bool) (int64, error) {
+func (r *Replay) rereadSpan(p *spanPart, opts xlog.Options, base int64, made madeSet) (int64, error) {
 	o := opts
 	o.Start = p.first
 	o.Continues = true
@@ -413,7 +415,7 @@ func (r *Replay) rereadSpan(p *spanPart, opts xlog.Options, base int64, made map
 			}
 			return n, err
 		}
-		r.noteMade(rec, made, madeDB)
+		made.note(r.dec, rec)
 		n++
 	}
 	r.stop.Records = base + n

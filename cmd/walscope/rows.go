@@ -105,7 +105,8 @@ func rowsAction(c *cli.Command) error {
 		return err
 	}
 	var major int
-	var opened func() (*backup.Backup, error) // the backup, once opened
+	var b *backup.Backup              // the backup, once open
+	var pending *replay.PendingBackup // a compressed tar being opened meanwhile
 	if walOnly {
 		if f := c.String("catalog"); f != "" {
 			if cfg.Catalog, err = readRowsCatalog(f); err != nil {
@@ -130,7 +131,6 @@ func rowsAction(c *cli.Command) error {
 		// too (replay.PendingBackup): opening a compressed tar inflates
 		// it to its end (pg_control is its last member), which the
 		// replay mostly need not wait for
-		var pending *replay.PendingBackup
 		if paths := c.StringSlice("backup"); len(paths) == 1 {
 			if l, err := backup.ReadLabel(paths[0]); err == nil {
 				if src, err := archive.Open(c.Args().Slice()...); err == nil {
@@ -139,31 +139,17 @@ func rowsAction(c *cli.Command) error {
 					defer cfg.Prescan.Stop()
 					if backup.InflatesToEnd(paths[0]) {
 						// not a directory, which opens at once and then
-						// gives its TOAST files to hold from the start
-						pending = replay.NewPendingBackup(l.StartLSN, guessedBlockSize)
+						// gives its TOAST files to hold from the start;
+						// BLCKSZ taken as PostgreSQL's default until open
+						pending = replay.OpenBackupAhead(l.StartLSN, 8192, func() (*backup.Backup, error) { return openBackup(c) })
 					}
 				}
 			}
 		}
-		var b *backup.Backup
 		if pending != nil {
-			var openErr error
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if b, openErr = openBackup(c); openErr != nil {
-					pending.Set(nil, openErr)
-				} else {
-					pending.Set(replay.OpenBackup(b), nil)
-				}
-			}()
 			cfg.Backup = pending
-			opened = func() (*backup.Backup, error) {
-				<-done
-				return b, openErr
-			}
 			defer func() {
-				if b, _ := opened(); b != nil {
+				if b, _ := pending.Opened(); b != nil {
 					b.Close()
 				}
 			}()
@@ -174,7 +160,6 @@ func rowsAction(c *cli.Command) error {
 			}
 			defer b.Close()
 			cfg.Backup = replay.OpenBackup(b)
-			opened = func() (*backup.Backup, error) { return b, nil }
 		}
 	}
 	if cfg.WAL == nil {
@@ -187,22 +172,25 @@ func rowsAction(c *cli.Command) error {
 	// the changes are read one at a time as they are written (Open, not
 	// Changes): memory does not grow with the transaction's size
 	res, err := rows.Open(cfg)
-	if opened != nil {
-		b, oerr := opened()
-		if oerr != nil {
-			if err == nil {
-				res.Close()
-			}
-			return oerr // the backup's problem, whatever the replay said
-		}
-		if b.BlockSize() != guessedBlockSize {
-			// the replay took BLCKSZ as 8192: again with the backup's
+	if pending != nil {
+		var oerr error
+		b, oerr = pending.Opened()
+		if oerr == nil && b.BlockSize() != pending.BlockSize() {
+			// the replay took BLCKSZ wrongly: again with the backup's
 			if err == nil {
 				res.Close()
 			}
 			cfg.Backup = replay.OpenBackup(b)
 			res, err = rows.Open(cfg)
 		}
+		if oerr != nil {
+			if err == nil {
+				res.Close()
+			}
+			return oerr // the backup's problem, whatever the replay said
+		}
+	}
+	if b != nil {
 		// the settings, read from the backup's configuration files
 		var serr error
 		if settings, serr = backupSettings(c, b); serr != nil {
@@ -498,10 +486,6 @@ func walOnlyMissing(c *cli.Command, res *rows.Result, notUndone []string) error 
 	}
 	return &exitError{code: exitNotInWAL, noHint: true, msg: msg}
 }
-
-// guessedBlockSize is the BLCKSZ a replay takes while its backup is being
-// opened (replay.PendingBackup): PostgreSQL's default, checked once open.
-const guessedBlockSize = 8192
 
 // rowSettingFlags are the flags that override the backup's settings.
 var rowSettingFlags = []struct{ flag, name string }{{"timezone", "TimeZone"}, {"datestyle", "DateStyle"}, {"intervalstyle", "IntervalStyle"}, {"extra-float-digits", "extra_float_digits"}}
