@@ -9,7 +9,10 @@ package replay_test
 //
 //   - rp1: INSERT, COPY (multi-insert), COPY FREEZE into a table created in
 //     the transaction, HOT and non-HOT updates, deletes, an aborted
-//     transaction, a rolled-back savepoint;
+//     transaction, a rolled-back savepoint, a VACUUM that cuts a table's
+//     last pages off (to a non-zero length) before it grows again, a
+//     TRUNCATE that cuts a table made in the same transaction and its
+//     TOAST table in place;
 //   - rp2: COMMIT PREPARED, ROLLBACK PREPARED, a transaction left prepared,
 //     row locks by two sessions (multixacts, one with an update), TOAST
 //     updates, deletes and inserts, VACUUM;
@@ -463,6 +466,9 @@ INSERT INTO vf SELECT g, 0 FROM generate_series(1, 2000) g;
 DELETE FROM vf WHERE id % 3 = 0;
 CREATE TABLE locks (id int PRIMARY KEY, v int);
 INSERT INTO locks SELECT g, 0 FROM generate_series(1, 20) g;
+CREATE TABLE cut (id int, v text);
+INSERT INTO cut SELECT g, repeat('c', 100) FROM generate_series(1, 6000) g;
+DELETE FROM cut WHERE id > 2000;
 CHECKPOINT;`)
 	a, b, cs := p.Session(t, "a"), p.Session(t, "b"), p.Session(t, "c")
 	cs.Exec("BEGIN")
@@ -484,7 +490,22 @@ UPDATE t SET id = id + 100000 WHERE id BETWEEN 51 AND 80;
 DELETE FROM t WHERE id BETWEEN 81 AND 120;
 BEGIN; INSERT INTO t VALUES (5100, 0, 'aborted'); UPDATE t SET v = -1 WHERE id BETWEEN 121 AND 130; ROLLBACK;
 BEGIN; INSERT INTO t VALUES (5000, 0, 'kept'); SAVEPOINT s; INSERT INTO t VALUES (5001, 0, 'rolled back');
-UPDATE t SET v = 99 WHERE id = 200; ROLLBACK TO s; INSERT INTO t VALUES (5002, 0, 'kept'); COMMIT;`)
+UPDATE t SET v = 99 WHERE id = 200; ROLLBACK TO s; INSERT INTO t VALUES (5002, 0, 'kept'); COMMIT;
+VACUUM cut;
+INSERT INTO cut SELECT g, 'again' FROM generate_series(7001, 7300) g;
+BEGIN; CREATE TABLE tin (id int, big text); ALTER TABLE tin ALTER big SET STORAGE EXTERNAL;
+INSERT INTO tin SELECT g, repeat(md5(g::text), 100) FROM generate_series(1, 30) g;
+TRUNCATE tin;
+INSERT INTO tin SELECT g, repeat(md5('again' || g), 120) FROM generate_series(31, 40) g; COMMIT;`)
+	// cut: its deleted rows (deleted before prepared transaction pre held
+	// the horizon back) removed and its last pages cut off by the VACUUM
+	// (an XLOG_SMGR_TRUNCATE to a non-zero length), then extended again;
+	// tin: TRUNCATE of a table made in the same transaction, which cuts
+	// the heap and its TOAST table in place (heap_truncate_one_rel: to
+	// length 0, same files).
+	if n := p.Query(t, "SELECT pg_relation_size('cut') / 8192"); len(n) != 1 || atoi(t, n[0]) >= 60 {
+		t.Fatalf("cut has %v pages after its VACUUM: not truncated (want about 40 of its 90)", n)
+	}
 	time.Sleep(20 * time.Millisecond)
 	at := p.Query(t, "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')")[0]
 	time.Sleep(20 * time.Millisecond)
