@@ -934,7 +934,7 @@ func (b *builder) build(changes *replay.ChangeList) error {
 		if err != nil {
 			return err
 		}
-		if c.Op != replay.ChangeInsert || c.New == nil {
+		if c.Op != replay.ChangeInsert && c.Op != replay.ChangeCut {
 			continue
 		}
 		s := b.cats[c.Rel.DBOID]
@@ -943,7 +943,13 @@ func (b *builder) build(changes *replay.ChangeList) error {
 		}
 		if oid, ok := s.files[c.Rel]; ok {
 			if cls := s.classOf(oid); cls != nil && cls.Kind == 't' || s.transientToast[oid] {
-				s.toast.add(oid, c.Rel, c.NewBlock, c.NewOffset, c.New)
+				switch {
+				case c.Op == replay.ChangeCut && c.Old != nil:
+					// a TRUNCATE in place: the chunks it cut off kept
+					s.toast.cut(c.Rel, c.OldBlock, c.Old)
+				case c.Op == replay.ChangeInsert && c.New != nil:
+					s.toast.add(oid, c.Rel, c.NewBlock, c.NewOffset, c.New)
+				}
 			}
 		}
 	}

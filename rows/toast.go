@@ -17,8 +17,12 @@ import (
 // replay's pages when a value is fetched. Just before the commit each
 // such chunk is still where its insert put it, as it was: a tuple the
 // transaction inserted is not pruned before it ends (the chunks of a
-// rolled-back subtransaction are no changes, those a file truncation cut
-// off neither).
+// rolled-back subtransaction are no changes), unless a TRUNCATE in place
+// of the TOAST table (of a table the transaction made: heap_truncate_one_rel)
+// cut it off: its bytes are then kept from the page as it was cut
+// (ChangeCut), since later chunks may lie where it was. Those are the only
+// chunk bytes held in memory: a transaction's values cut by such a
+// TRUNCATE.
 type insertedToast struct {
 	r        *replay.Replay
 	maxChunk int
@@ -27,6 +31,10 @@ type insertedToast struct {
 	// toastChunkAt small
 	files  []decode.RelFileLocator
 	fileOf map[decode.RelFileLocator]int32
+	// where: the chunk at each place, until a truncation cuts it off;
+	// held: the chunk tuples cut off (toastChunkAt.held - 1)
+	where map[toastChunkPlace]toastChunkRef
+	held  [][]byte
 
 	pages   table.PageReader
 	vals    []tuple.Value
@@ -40,13 +48,25 @@ type toastChunkAt struct {
 	file int32 // index into files
 	blk  uint32
 	off  uint16
+	held int32 // 0, or 1 + the index of its tuple in held (cut off)
+}
+
+type toastChunkPlace struct {
+	file int32
+	blk  uint32
+	off  uint16
+}
+
+type toastChunkRef struct {
+	value toastValue
+	i     int // into chunks[value]
 }
 
 var _ tuple.Detoaster = (*insertedToast)(nil)
 
 func newInsertedToast(r *replay.Replay) *insertedToast {
 	return &insertedToast{r: r, maxChunk: tuple.MaxChunkSize(r.BlockSize()), chunks: map[toastValue][]toastChunkAt{},
-		fileOf: map[decode.RelFileLocator]int32{}, pages: table.PageReader{R: r}}
+		fileOf: map[decode.RelFileLocator]int32{}, where: map[toastChunkPlace]toastChunkRef{}, pages: table.PageReader{R: r}}
 }
 
 // add notes a chunk tuple the transaction inserted into TOAST relation
@@ -67,9 +87,43 @@ func (t *insertedToast) add(relid uint32, file decode.RelFileLocator, blk uint32
 		t.fileOf[file] = f
 	}
 	k := toastValue{relid, binary.LittleEndian.Uint32(t.vals[0].Raw)}
+	t.where[toastChunkPlace{f, blk, off}] = toastChunkRef{k, len(t.chunks[k])}
 	t.chunks[k] = append(t.chunks[k], toastChunkAt{file: f, blk: blk, off: off})
 	return nil
 }
+
+// cut follows the truncation of a TOAST file in place (a ChangeCut): page
+// is its block blk as the truncation cut it off. The chunks noted there
+// are kept from it.
+func (t *insertedToast) cut(file decode.RelFileLocator, blk uint32, page []byte) {
+	f, ok := t.fileOf[file]
+	if !ok || len(page) < pageHeaderSize {
+		return
+	}
+	lower := int(binary.LittleEndian.Uint16(page[pdLowerOffset:]))
+	for off := 1; off <= (lower-pageHeaderSize)/itemIDSize; off++ {
+		place := toastChunkPlace{f, blk, uint16(off)}
+		ref, ok := t.where[place]
+		if !ok {
+			continue
+		}
+		delete(t.where, place)
+		tup, err := tuple.ItemAt(page, uint16(off))
+		if err != nil {
+			continue // Fetch says what is wrong with the chunk there
+		}
+		t.held = append(t.held, append([]byte(nil), tup...))
+		t.chunks[ref.value][ref.i].held = int32(len(t.held))
+	}
+}
+
+// The heap page layout (bufpage.h): pd_lower's offset, the header's size
+// and an ItemIdData's.
+const (
+	pdLowerOffset  = 12
+	pageHeaderSize = 24
+	itemIDSize     = 4
+)
 
 // Fetch implements tuple.Detoaster: the value's chunks read back from the
 // pages, deformed and assembled as toast_fetch_datum does.
@@ -82,7 +136,13 @@ func (t *insertedToast) Fetch(toastRelid, valueID uint32, size int) ([]byte, err
 	type span struct{ seq, start, end int }
 	var spans []span
 	for _, c := range at {
-		tup, err := t.pages.TupleAt(t.files[c.file], c.blk, c.off)
+		var tup []byte
+		var err error
+		if c.held > 0 {
+			tup = t.held[c.held-1]
+		} else {
+			tup, err = t.pages.TupleAt(t.files[c.file], c.blk, c.off)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("toast value %d in relation %d, chunk at (%d,%d): %w", valueID, toastRelid, c.blk, c.off, err)
 		}

@@ -45,7 +45,8 @@ var versionConfigs = []versionConfig{
 // and of the key, INSERTs, DELETE then TRUNCATE then INSERT, UPDATE then
 // DROP TABLE; UPDATE, DELETE and INSERT in a prepared transaction committed
 // by COMMIT PREPARED; a CREATE TABLE with rows (one TOASTed, one updated),
-// given as inserts and dropped by the undo, beside an INSERT; an ALTER
+// given as inserts and dropped by the undo, beside an INSERT; one
+// truncated in place between TOASTed INSERTs; an ALTER
 // TABLE adding a column and one rewriting a table, each named;
 // TRUNCATE, INSERT, TRUNCATE again (in place), INSERT; a table moved to
 // another schema, one rewritten twice, tables altered then truncated,
@@ -291,6 +292,18 @@ CHECKPOINT;`)
 		"INSERT INTO fresh VALUES (11, (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 150) g))",
 		"INSERT INTO notes VALUES (43, 'beside a new table')")
 	incidents[len(incidents)-1].created = "public.fresh"
+	// a table made by the transaction, TOASTed rows inserted, then
+	// truncated: in place (heap_truncate_one_rel cuts its file and its
+	// TOAST table's to nothing), and rows inserted again, their chunks
+	// where the cut ones were: the TRUNCATE gives the rows with their
+	// values as they were
+	run("createtrunc", []string{"notes", "brief"}, map[string]map[string]int{"notes": {"insert": 1}, "brief": {"insert": 4, "truncate": 3}},
+		"CREATE TABLE brief (id int PRIMARY KEY, v text)", "ALTER TABLE brief ALTER v SET STORAGE EXTERNAL",
+		"INSERT INTO brief SELECT g, (SELECT string_agg(md5(g::text || h::text), '') FROM generate_series(1, 100) h) FROM generate_series(1, 3) g",
+		"TRUNCATE brief",
+		"INSERT INTO brief VALUES (4, (SELECT string_agg(md5('again' || h::text), '') FROM generate_series(1, 120) h))",
+		"INSERT INTO notes VALUES (47, 'beside a TRUNCATE of a new table')")
+	incidents[len(incidents)-1].created = "public.brief"
 	// the second TRUNCATE cuts the file the first made, in place (a Storage
 	// TRUNCATE): it gives the row inserted between them, as the session
 	// saw it
