@@ -17,7 +17,8 @@ package replay_test
 //     row locks by two sessions (multixacts, one with an update), TOAST
 //     updates, deletes and inserts, VACUUM;
 //   - rp3: VACUUM FREEZE, TRUNCATE, VACUUM FULL, DROP TABLE, CREATE DATABASE
-//     (STRATEGY file_copy and, from 15, wal_log) with a table in each;
+//     (STRATEGY file_copy and, from 15, wal_log) with a table in each, and
+//     a database and a table named with capitals;
 //   - rp4: changes in the new databases, a transaction left running.
 //
 // Besides the four names, targets are an LSN (inclusive) inside step 2, an
@@ -357,7 +358,20 @@ type standbyRel struct {
 	ctids         map[string]bool
 }
 
-func (r *standbyRel) qualified() string { return r.db + "." + r.nsp + "." + r.name }
+func (r *standbyRel) qualified() string {
+	return quoteIdent(r.db) + "." + quoteIdent(r.nsp) + "." + quoteIdent(r.name)
+}
+
+// quoteIdent is PostgreSQL's quote_ident for the names the workload
+// makes: double-quoted unless lower case letters, digits and _.
+func quoteIdent(s string) string {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+		}
+	}
+	return s
+}
 
 // standbyAnswers is what a server paused at a target said.
 type standbyAnswers struct {
@@ -426,7 +440,7 @@ WHERE c.relkind IN ('r', 't') AND c.oid >= 16384 ORDER BY 1, 2`) {
 		}
 		var sql strings.Builder
 		for _, sr := range rels {
-			fmt.Fprintf(&sql, "SELECT %d, ctid FROM %s.%s;\n", sr.oid, sr.nsp, sr.name)
+			fmt.Fprintf(&sql, "SELECT %d, ctid FROM %s.%s;\n", sr.oid, quoteIdent(sr.nsp), quoteIdent(sr.name))
 		}
 		for _, l := range r.QueryDB(t, db, sql.String()) {
 			f := strings.Split(l, "|")
@@ -581,6 +595,10 @@ DROP TABLE gone;`)
 	} else {
 		p.Query(t, "CREATE DATABASE d1")
 	}
+	// a database and a table named with capitals: named in double
+	// quotes (Resolve reads a name's parts as identifiers)
+	p.Query(t, `CREATE DATABASE "Sales"`)
+	p.QueryDB(t, "Sales", `CREATE TABLE "Orders" (id int); INSERT INTO "Orders" SELECT generate_series(1, 50);`)
 	for _, db := range dbs {
 		p.QueryDB(t, db, `CREATE TABLE dt (id int, v text);
 INSERT INTO dt SELECT g, md5(g::text) FROM generate_series(1, 1000) g;
@@ -685,6 +703,18 @@ func (c *cluster) badInput(t *testing.T) {
 	for _, name := range []string{"public.nosuch", "postgres.public.nosuch", "nodb.public.t", "public.dt"} {
 		if _, err := rp.Resolve(name, 0); !errors.Is(err, replay.ErrNoRelation) {
 			t.Errorf("Resolve(%s) at rp1: %v, want ErrNoRelation", name, err)
+		}
+	}
+	// Names with capitals: each part an identifier, as PostgreSQL reads
+	// 'a.b.c'::regclass (unquoted folded to lower case).
+	rp3 := c.run(t, recoveryTarget{target: replay.Target{Name: "rp3"}})
+	defer rp3.Close()
+	if rel, err := rp3.Resolve(`"Sales".public."Orders"`, 0); err != nil || rel.Class.Name != "Orders" || rel.Database.Name != "Sales" {
+		t.Errorf(`Resolve("Sales".public."Orders") at rp3: %v, %v`, rel, err)
+	}
+	for _, name := range []string{"Sales.public.Orders", `"Sales".public.orders`, `sales.public."Orders"`} {
+		if _, err := rp3.Resolve(name, 0); !errors.Is(err, replay.ErrNoRelation) {
+			t.Errorf("Resolve(%s) at rp3: %v, want ErrNoRelation", name, err)
 		}
 	}
 	if _, err := rp.NBlocks(decode.RelFileLocator{SpcOID: 1663, DBOID: 5, RelNumber: 999999}, decode.ForkMain); !errors.Is(err, replay.ErrNoRelation) {
