@@ -31,8 +31,9 @@ type insertedToast struct {
 	// toastChunkAt small
 	files  []decode.RelFileLocator
 	fileOf map[decode.RelFileLocator]int32
-	// where: the chunk at each place, until a truncation cuts it off;
-	// held: the chunk tuples cut off (toastChunkAt.held - 1)
+	// where: the chunk at each place, until a truncation cuts it off
+	// (made at the first truncation, nil before: most transactions cut
+	// none); held: the chunk tuples cut off (toastChunkAt.held - 1)
 	where map[toastChunkPlace]toastChunkRef
 	held  [][]byte
 
@@ -66,7 +67,7 @@ var _ tuple.Detoaster = (*insertedToast)(nil)
 
 func newInsertedToast(r *replay.Replay) *insertedToast {
 	return &insertedToast{r: r, maxChunk: tuple.MaxChunkSize(r.BlockSize()), chunks: map[toastValue][]toastChunkAt{},
-		fileOf: map[decode.RelFileLocator]int32{}, where: map[toastChunkPlace]toastChunkRef{}, pages: table.PageReader{R: r}}
+		fileOf: map[decode.RelFileLocator]int32{}, pages: table.PageReader{R: r}}
 }
 
 // add notes a chunk tuple the transaction inserted into TOAST relation
@@ -87,7 +88,9 @@ func (t *insertedToast) add(relid uint32, file decode.RelFileLocator, blk uint32
 		t.fileOf[file] = f
 	}
 	k := toastValue{relid, binary.LittleEndian.Uint32(t.vals[0].Raw)}
-	t.where[toastChunkPlace{f, blk, off}] = toastChunkRef{k, len(t.chunks[k])}
+	if t.where != nil {
+		t.where[toastChunkPlace{f, blk, off}] = toastChunkRef{k, len(t.chunks[k])}
+	}
 	t.chunks[k] = append(t.chunks[k], toastChunkAt{file: f, blk: blk, off: off})
 	return nil
 }
@@ -99,6 +102,16 @@ func (t *insertedToast) cut(file decode.RelFileLocator, blk uint32, page []byte)
 	f, ok := t.fileOf[file]
 	if !ok || len(page) < pageHeaderSize {
 		return
+	}
+	if t.where == nil {
+		t.where = map[toastChunkPlace]toastChunkRef{}
+		for k, at := range t.chunks {
+			for i, c := range at {
+				if c.held == 0 {
+					t.where[toastChunkPlace{c.file, c.blk, c.off}] = toastChunkRef{k, i}
+				}
+			}
+		}
 	}
 	lower := int(binary.LittleEndian.Uint16(page[pdLowerOffset:]))
 	for off := 1; off <= (lower-pageHeaderSize)/itemIDSize; off++ {
