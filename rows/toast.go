@@ -100,7 +100,7 @@ func (t *insertedToast) add(relid uint32, file decode.RelFileLocator, blk uint32
 // are kept from it.
 func (t *insertedToast) cut(file decode.RelFileLocator, blk uint32, page []byte) {
 	f, ok := t.fileOf[file]
-	if !ok || len(page) < pageHeaderSize {
+	if !ok {
 		return
 	}
 	if t.where == nil {
@@ -113,30 +113,21 @@ func (t *insertedToast) cut(file decode.RelFileLocator, blk uint32, page []byte)
 			}
 		}
 	}
-	lower := int(binary.LittleEndian.Uint16(page[pdLowerOffset:]))
-	for off := 1; off <= (lower-pageHeaderSize)/itemIDSize; off++ {
-		place := toastChunkPlace{f, blk, uint16(off)}
+	items, err := tuple.PageItems(nil, page)
+	if err != nil {
+		return // Fetch says which chunk it cannot read
+	}
+	for _, it := range items {
+		place := toastChunkPlace{f, blk, it.Offset}
 		ref, ok := t.where[place]
 		if !ok {
 			continue
 		}
 		delete(t.where, place)
-		tup, err := tuple.ItemAt(page, uint16(off))
-		if err != nil {
-			continue // Fetch says what is wrong with the chunk there
-		}
-		t.held = append(t.held, append([]byte(nil), tup...))
+		t.held = append(t.held, append([]byte(nil), it.Tuple...))
 		t.chunks[ref.value][ref.i].held = int32(len(t.held))
 	}
 }
-
-// The heap page layout (bufpage.h): pd_lower's offset, the header's size
-// and an ItemIdData's.
-const (
-	pdLowerOffset  = 12
-	pageHeaderSize = 24
-	itemIDSize     = 4
-)
 
 // Fetch implements tuple.Detoaster: the value's chunks read back from the
 // pages, deformed and assembled as toast_fetch_datum does.
@@ -161,6 +152,10 @@ func (t *insertedToast) Fetch(toastRelid, valueID uint32, size int) ([]byte, err
 		}
 		if t.vals, _, err = tuple.Deform(t.vals[:0], tup, tuple.ToastDesc); err != nil {
 			return nil, fmt.Errorf("toast value %d in relation %d, chunk at (%d,%d): %w", valueID, toastRelid, c.blk, c.off, err)
+		}
+		if id := t.vals[0]; id.IsNull() || binary.LittleEndian.Uint32(id.Raw) != valueID {
+			// a chunk of another value where this one's was
+			return nil, fmt.Errorf("toast value %d in relation %d, chunk at (%d,%d): a chunk of another value there: %w", valueID, toastRelid, c.blk, c.off, tuple.ErrCorrupt)
 		}
 		seq, data := t.vals[1], t.vals[2]
 		if seq.IsNull() || data.IsNull() || data.Form != tuple.Short && data.Form != tuple.Long {
