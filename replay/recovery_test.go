@@ -68,6 +68,7 @@ import (
 	"github.com/walscope/walscope/heap"
 	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/replay"
+	"github.com/walscope/walscope/table"
 	"github.com/walscope/walscope/xlog"
 )
 
@@ -359,18 +360,7 @@ type standbyRel struct {
 }
 
 func (r *standbyRel) qualified() string {
-	return quoteIdent(r.db) + "." + quoteIdent(r.nsp) + "." + quoteIdent(r.name)
-}
-
-// quoteIdent is PostgreSQL's quote_ident for the names the workload
-// makes: double-quoted unless lower case letters, digits and _.
-func quoteIdent(s string) string {
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-		}
-	}
-	return s
+	return table.QuoteIdent(r.db) + "." + table.QuoteIdent(r.nsp) + "." + table.QuoteIdent(r.name)
 }
 
 // standbyAnswers is what a server paused at a target said.
@@ -440,7 +430,7 @@ WHERE c.relkind IN ('r', 't') AND c.oid >= 16384 ORDER BY 1, 2`) {
 		}
 		var sql strings.Builder
 		for _, sr := range rels {
-			fmt.Fprintf(&sql, "SELECT %d, ctid FROM %s.%s;\n", sr.oid, quoteIdent(sr.nsp), quoteIdent(sr.name))
+			fmt.Fprintf(&sql, "SELECT %d, ctid FROM %s.%s;\n", sr.oid, table.QuoteIdent(sr.nsp), table.QuoteIdent(sr.name))
 		}
 		for _, l := range r.QueryDB(t, db, sql.String()) {
 			f := strings.Split(l, "|")

@@ -46,14 +46,13 @@ type insertedToast struct {
 type toastValue struct{ rel, value uint32 }
 
 type toastChunkAt struct {
-	file int32 // index into files
-	blk  uint32
-	off  uint16
+	toastChunkPlace
 	held int32 // 0, or 1 + the index of its tuple in held (cut off)
 }
 
+// toastChunkPlace is where a chunk was inserted.
 type toastChunkPlace struct {
-	file int32
+	file int32 // index into files
 	blk  uint32
 	off  uint16
 }
@@ -88,10 +87,11 @@ func (t *insertedToast) add(relid uint32, file decode.RelFileLocator, blk uint32
 		t.fileOf[file] = f
 	}
 	k := toastValue{relid, binary.LittleEndian.Uint32(t.vals[0].Raw)}
+	place := toastChunkPlace{f, blk, off}
 	if t.where != nil {
-		t.where[toastChunkPlace{f, blk, off}] = toastChunkRef{k, len(t.chunks[k])}
+		t.where[place] = toastChunkRef{k, len(t.chunks[k])}
 	}
-	t.chunks[k] = append(t.chunks[k], toastChunkAt{file: f, blk: blk, off: off})
+	t.chunks[k] = append(t.chunks[k], toastChunkAt{toastChunkPlace: place})
 	return nil
 }
 
@@ -108,7 +108,7 @@ func (t *insertedToast) cut(file decode.RelFileLocator, blk uint32, page []byte)
 		for k, at := range t.chunks {
 			for i, c := range at {
 				if c.held == 0 {
-					t.where[toastChunkPlace{c.file, c.blk, c.off}] = toastChunkRef{k, i}
+					t.where[c.toastChunkPlace] = toastChunkRef{k, i}
 				}
 			}
 		}
