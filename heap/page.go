@@ -156,9 +156,11 @@ func (p page) setLSN(lsn uint64) {
 // isNew is PageIsNew: pd_upper == 0, a page never initialized.
 func (p page) isNew() bool { return p.upper() == 0 }
 
-// maxOffset is PageGetMaxOffsetNumber.
+// maxOffset is PageGetMaxOffsetNumber, but of a damaged page whose pd_lower
+// lies past its end only the line pointers inside it: every caller may read
+// line pointers 1 to maxOffset.
 func (p page) maxOffset() int {
-	l := p.lower()
+	l := min(p.lower(), len(p))
 	if l <= SizeOfPageHeaderData {
 		return 0
 	}
