@@ -24,7 +24,8 @@ for t in $targets; do
   else
     res=FAILED; status=1
   fi
-  execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | cut -d' ' -f2)
+  # (none when a seed fails before fuzzing starts: not a reason to stop)
+  execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | cut -d' ' -f2 || true)
   echo "$name: $res, ${execs:-0} executions in ${secs}s"
   [ $res = ok ] || echo "$out" | tail -20
   if [ "$save" = --save-seeds ] && [ -d "$cache/${pkg#./}/$name" ]; then

@@ -2,6 +2,8 @@ package xactstate
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 
 	"github.com/walscope/walscope/rmgr"
 	"github.com/walscope/walscope/xlog"
@@ -120,6 +122,12 @@ func (s *State) TupleVisible(h TupleHeader) bool {
 	if im&rmgr.HeapXmaxIsMulti != 0 {
 		upd, err := s.UpdateXID(MultiXactID(h.Xmax))
 		if err != nil {
+			// A tuple's xmax naming a multixact that does not exist as of
+			// the target (PostgreSQL: "MultiXactId %u has not been created
+			// yet" / "does no longer exist") is damage: both sentinels.
+			if errors.Is(err, ErrNoMulti) && !errors.Is(err, ErrCorrupt) {
+				err = fmt.Errorf("%w: a tuple's xmax: %w", ErrCorrupt, err)
+			}
 			s.fail(err)
 			return true
 		}
