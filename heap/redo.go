@@ -865,10 +865,10 @@ func (r *redoer) vacuum() (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
-	if lo := r.p.lower(); lo > len(r.p) {
-		// (PostgreSQL trusts the page here; a damaged one must not make
-		// PageTruncateLinePointerArray read past it)
-		return 0, r.failf("pd_lower %d past the page's %d bytes", lo, len(r.p))
+	if !r.p.pointersValid() {
+		// (PostgreSQL trusts the page here; a damaged one is refused as
+		// PageAddItemExtended and PageRepairFragmentation refuse it)
+		return 0, r.failf("%v", r.p.corruptPointers())
 	}
 	maxoff := r.p.maxOffset()
 	for i := 0; i+2 <= len(unused); i += 2 {

@@ -10,7 +10,7 @@ secs=${1:-60}
 save=${2:-}
 # every fuzz target of the module, as NAME:./PACKAGE (a list kept by hand
 # fell behind the packages added after it); FUZZ=REGEXP runs the matching ones
-targets=$(grep -rhoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' --with-filename . |
+targets=$(grep -roE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . |
   sed -E 's|^\./(.*)/[^/]*_test\.go:func (Fuzz.*)$|\2:./\1|' | sort -t: -k2,2 -k1,1 | grep -E "^(${FUZZ:-.*}):" || true)
 [ -n "$targets" ] || { echo "no fuzz target matches ${FUZZ:-}" >&2; exit 2; }
 cache=$(go env GOCACHE)/fuzz/github.com/walscope/walscope
