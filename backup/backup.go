@@ -59,6 +59,15 @@ type Options struct {
 	// CacheBytes bounds the decompressed copies kept (in memory and in
 	// TempDir); 0 is 1 GiB. The copy in use is kept even if larger.
 	CacheBytes int64
+	// IndexDir, when not "", is a directory of ours where the index of a
+	// gzip-compressed tar (its members, and points where inflating can
+	// resume) is kept between runs (made if missing): the next Open of
+	// the same file reads it instead of inflating the whole tar again.
+	// A file is the same when its size, modification time and the
+	// content of its first and last 64 KiB are; the directory keeps the
+	// 64 most recently used index files (at most 8 MiB each). "" keeps
+	// none.
+	IndexDir string
 }
 
 // Backup is an opened base backup. Close it to release files and remove
@@ -101,6 +110,7 @@ func OpenOptions(opt Options, paths ...string) (*Backup, error) {
 		opt.CacheBytes = 1 << 30
 	}
 	cache := newExtractCache(opt.TempDir, opt.CacheBytes)
+	cache.indexDir = opt.IndexDir
 	if len(paths) == 1 {
 		b, err := openOne(paths[0], cache)
 		if err != nil {

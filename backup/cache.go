@@ -28,12 +28,13 @@ const memLimit = 256 << 10
 
 // extractCache holds the decompressed copies.
 type extractCache struct {
-	tempDir string // parent of dir
-	dir     string // ours, made on first need
-	limit   int64
-	used    int64
-	lru     *list.List // of *cached, front = most recent
-	byKey   map[string]*list.Element
+	indexDir string // Options.IndexDir: gzip tars' index files (gzfile.go)
+	tempDir  string // parent of dir
+	dir      string // ours, made on first need
+	limit    int64
+	used     int64
+	lru      *list.List // of *cached, front = most recent
+	byKey    map[string]*list.Element
 }
 
 type cached struct {

@@ -14,13 +14,17 @@ import (
 // last member to the first (the worst order for a stream read forward).
 // It returns the archive and the bytes a restart from the beginning of the
 // stream for each member would have decompressed.
-func gzipOracle(t *testing.T, tgz string) (*tarArchive, int64) {
+func gzipOracle(t *testing.T, tgz string, opt Options) (*tarArchive, int64) {
 	t.Helper()
 	x := t.TempDir()
 	if out, err := exec.Command("tar", "-xzf", tgz, "-C", x).CombinedOutput(); err != nil {
 		t.Fatalf("tar -xzf %s: %v\n%s", tgz, err, out)
 	}
-	b := openT(t, tgz)
+	b, err := OpenOptions(opt, tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
 	ts := b.st.(*tarStore)
 	var names []string
 	for n, m := range ts.members {
@@ -58,7 +62,7 @@ func gzipOracle(t *testing.T, tgz string) (*tarArchive, int64) {
 // reverse order are tar -x's files and cost a fraction of restarting the
 // stream for each.
 func TestGzipResumePoints(t *testing.T) {
-	a, restart := gzipOracle(t, "../fixtures/rows/base.tar.gz")
+	a, restart := gzipOracle(t, "../fixtures/rows/base.tar.gz", Options{})
 	if len(a.gz.points) < 3 {
 		t.Fatalf("%d resume points in 24 MB", len(a.gz.points))
 	}
@@ -90,7 +94,7 @@ func TestGzipMembers(t *testing.T) {
 	if err := os.WriteFile(p, all, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := gzipOracle(t, p)
+	a, _ := gzipOracle(t, p, Options{})
 	members := map[int64]bool{}
 	for _, pt := range a.gz.points {
 		members[pt.deflate] = true

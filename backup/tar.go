@@ -98,8 +98,10 @@ type tarArchive struct {
 	zc  *countReader
 	pos int64
 
-	gz       *gzipIndex // a gzip archive's resume points (gzindex.go)
-	inflated int64      // bytes decompressed to extract members (tests)
+	gz            *gzipIndex   // a gzip archive's resume points (gzindex.go)
+	byOff         []*tarMember // its small members not kept by the index pass, by offset (skipTo)
+	fromIndexFile bool         // gz and the members were read from an index file (gzfile.go)
+	inflated      int64        // bytes decompressed to extract members (tests)
 }
 
 // openStream starts decompressing a compressed archive for reading from
@@ -212,6 +214,9 @@ type tarStore struct {
 	cache    *extractCache
 	handles  *handles
 	spilled  int64 // bytes decompressed into the cache by the index pass
+	stashed  int64 // bytes of small members kept by skipTo
+
+	indexSaveErr error // why a gzip tar's index file was not written (tests)
 }
 
 // What the index pass of a compressed tar without resume points (LZ4,
@@ -224,6 +229,7 @@ type tarStore struct {
 const (
 	spillLimit  = 16 << 20
 	spillBudget = 256 << 20
+	stashBudget = 64 << 20
 )
 
 // tarNames are the names pg_basebackup gives a tar, compressed or not.
@@ -356,6 +362,25 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 		f.Close()
 		return nil, err
 	}
+	// a gzip tar indexed by an earlier run (gzfile.go): its members and
+	// resume points read back instead of inflating it
+	var id gzipFileID
+	var saved *gzipTarIndex
+	if a.comp == compGzip && s.cache.indexDir != "" {
+		if id, err = identify(f, st); err == nil {
+			if x := loadGzipTarIndex(s.cache.indexDir, id); x != nil {
+				a.gz, a.fromIndexFile = &x.gz, true
+				for _, e := range x.entries {
+					if err := s.addMember(a, prefix, &tar.Header{Name: e.name, Linkname: e.link, Size: e.size, Typeflag: e.typ}, e.off, nil, nil); err != nil {
+						f.Close()
+						return nil, &Error{Backup: s.backup, File: p, Offset: -1, Err: err}
+					}
+				}
+				return a, nil
+			}
+			saved = &gzipTarIndex{id: id}
+		}
+	}
 	var r io.Reader
 	var pos func() int64
 	var keep func(int64) bool
@@ -386,39 +411,11 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 			return true
 		}
 	}
-	// a stream without resume points: members of up to spillLimit bytes
-	// are decompressed into the cache as the pass goes, not in a second
-	// pass when asked for
-	spill := a.comp != compNone && a.comp != compGzip
 	err = indexTar(r, pos, keep, func(h *tar.Header, off int64, data []byte, body io.Reader) error {
-		name, ok := cleanName(h.Name)
-		if !ok || name == "." {
-			return nil
+		if saved != nil {
+			saved.entries = append(saved.entries, tarEntry{name: h.Name, link: h.Linkname, off: off, size: h.Size, typ: h.Typeflag})
 		}
-		if a.comp == compNone && off+h.Size > a.size {
-			return fmt.Errorf("%w: tar member %s: %d bytes at offset %d beyond the file's %d", ErrDamaged, h.Name, h.Size, off, a.size)
-		}
-		full := prefix + name
-		if prefix != "" {
-			full = path.Clean(full)
-		}
-		m := &tarMember{arc: a, name: h.Name, off: off, size: h.Size, typ: h.Typeflag, link: h.Linkname, mem: data}
-		if spill && data == nil && h.Typeflag == tar.TypeReg && h.Size > memLimit && h.Size <= spillLimit &&
-			s.spilled+h.Size <= s.cache.limit/4 && s.spilled+h.Size <= spillBudget && s.cache.get(p+"\x00"+h.Name) == nil {
-			s.spilled += h.Size
-			if _, err := s.cache.put(p+"\x00"+h.Name, body, h.Size); err != nil {
-				// not kept (a temporary directory that cannot be
-				// written, ...): the member is decompressed when asked
-				// for, and a damaged stream fails the next header
-				s.spilled = spillBudget
-			}
-		}
-		if h.Typeflag == tar.TypeDir && s.kids[full] == nil {
-			s.kids[full] = map[string]bool{}
-		}
-		s.members[full] = m
-		s.addName(full)
-		return nil
+		return s.addMember(a, prefix, h, off, data, body)
 	})
 	if err != nil {
 		f.Close()
@@ -435,6 +432,12 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 			f.Close()
 			return nil, errorf(s.backup, p, -1, ErrDamaged, "%v", err)
 		}
+		if saved != nil {
+			// read whole and checked: kept for the next run (without it,
+			// that run indexes the tar again)
+			saved.total, saved.gz = pos(), *a.gz
+			s.indexSaveErr = saveGzipTarIndex(s.cache.indexDir, saved)
+		}
 	}
 	if a.comp != compNone {
 		// the data of an uncompressed archive is read with ReadAt; a
@@ -442,6 +445,45 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 		a.pos = 0
 	}
 	return a, nil
+}
+
+// addMember records a member of archive a (data-directory prefix prefix)
+// read by the index pass, or from an index file (data and body nil): a
+// small member of an LZ4, zstd or bzip2 tar is decompressed into the
+// cache as the pass goes.
+func (s *tarStore) addMember(a *tarArchive, prefix string, h *tar.Header, off int64, data []byte, body io.Reader) error {
+	name, ok := cleanName(h.Name)
+	if !ok || name == "." {
+		return nil
+	}
+	if a.comp == compNone && off+h.Size > a.size {
+		return fmt.Errorf("%w: tar member %s: %d bytes at offset %d beyond the file's %d", ErrDamaged, h.Name, h.Size, off, a.size)
+	}
+	full := prefix + name
+	if prefix != "" {
+		full = path.Clean(full)
+	}
+	m := &tarMember{arc: a, name: h.Name, off: off, size: h.Size, typ: h.Typeflag, link: h.Linkname, mem: data}
+	// a stream without resume points: members of up to spillLimit bytes
+	// are decompressed into the cache as the pass goes, not in a second
+	// pass when asked for
+	spill := body != nil && a.comp != compNone && a.comp != compGzip
+	if spill && data == nil && h.Typeflag == tar.TypeReg && h.Size > memLimit && h.Size <= spillLimit &&
+		s.spilled+h.Size <= s.cache.limit/4 && s.spilled+h.Size <= spillBudget && s.cache.get(a.path+"\x00"+h.Name) == nil {
+		s.spilled += h.Size
+		if _, err := s.cache.put(a.path+"\x00"+h.Name, body, h.Size); err != nil {
+			// not kept (a temporary directory that cannot be
+			// written, ...): the member is decompressed when asked
+			// for, and a damaged stream fails the next header
+			s.spilled = spillBudget
+		}
+	}
+	if h.Typeflag == tar.TypeDir && s.kids[full] == nil {
+		s.kids[full] = map[string]bool{}
+	}
+	s.members[full] = m
+	s.addName(full)
+	return nil
 }
 
 func (s *tarStore) stat(name string) (int64, error) {
@@ -518,12 +560,10 @@ func (s *tarStore) extract(m *tarMember, key string) (*cached, error) {
 		a.zr, a.zc = zr, zc
 	}
 	a.inflated += m.off + m.size - a.zc.n
-	if skip := m.off - a.zc.n; skip > 0 {
-		if _, err := io.CopyN(io.Discard, a.zc, skip); err != nil {
-			a.zr.Close()
-			a.zr = nil
-			return nil, errorf(s.backup, a.path, a.zc.n, ErrDamaged, "%s stream: %v", a.comp, unexpected(err))
-		}
+	if err := s.skipTo(a, m.off); err != nil {
+		a.zr.Close()
+		a.zr = nil
+		return nil, errorf(s.backup, a.path, a.zc.n, ErrDamaged, "%s stream: %v", a.comp, unexpected(err))
 	}
 	c, err := s.cache.put(key, a.zc, m.size)
 	if err != nil {
@@ -532,6 +572,44 @@ func (s *tarStore) extract(m *tarMember, key string) (*cached, error) {
 		return nil, errorf(s.backup, a.path+":"+m.name, m.off, ErrDamaged, "%v", err)
 	}
 	return c, nil
+}
+
+// skipTo moves a's stream forward to decompressed offset off, keeping in
+// the cache the small members it passes (up to stashBudget bytes in all):
+// members the index pass did not keep (the tar was indexed by an earlier
+// run, gzfile.go, or the pass's budget was spent) are asked for in no
+// particular order (the catalogs of a replay: pg_class, then pg_type
+// further on, then pg_attribute before it), and each one behind the
+// stream would cost inflating again from the resume point before it.
+func (s *tarStore) skipTo(a *tarArchive, off int64) error {
+	if a.byOff == nil {
+		for _, m := range s.members {
+			if m.arc == a && m.typ == tar.TypeReg && m.size > 0 && m.size <= memLimit && m.mem == nil {
+				a.byOff = append(a.byOff, m)
+			}
+		}
+		sort.Slice(a.byOff, func(i, j int) bool { return a.byOff[i].off < a.byOff[j].off })
+	}
+	i := sort.Search(len(a.byOff), func(i int) bool { return a.byOff[i].off >= a.zc.n })
+	for ; i < len(a.byOff) && s.stashed < stashBudget; i++ {
+		m := a.byOff[i]
+		if m.off+m.size > off {
+			break
+		}
+		key := a.path + "\x00" + m.name
+		if s.cache.get(key) != nil {
+			continue
+		}
+		if _, err := io.CopyN(io.Discard, a.zc, m.off-a.zc.n); err != nil {
+			return err
+		}
+		if _, err := s.cache.put(key, a.zc, m.size); err != nil {
+			return err
+		}
+		s.stashed += m.size
+	}
+	_, err := io.CopyN(io.Discard, a.zc, off-a.zc.n)
+	return err
 }
 
 // prefetch extracts the named members of compressed archives in one pass

@@ -10,8 +10,18 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// the index files of gzip tars (--cache-dir's default) go to a
+	// directory of the tests, not the user's cache: the commands run after
+	// the first on a fixture's base.tar.gz read its index file, so their
+	// comparisons with the server hold for that path too
+	cache, err := os.MkdirTemp("", "walscope-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("WALSCOPE_CACHE_DIR", cache)
 	code := m.Run()
 	testwal.Cleanup()
+	os.RemoveAll(cache)
 	os.Exit(code)
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -54,6 +55,7 @@ func pageCommand() *cli.Command {
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: raw (the pages' bytes), text or json (page_header and heap_page_items fields)"},
 		&cli.StringFlag{Name: "out", Usage: "write to `FILE` (replaced when complete) instead of standard output"},
 		&cli.StringFlag{Name: "memory", Value: "256MB", Usage: "hold at most `SIZE` of pages in memory; more go to a temporary file"},
+		cacheDirFlag(),
 		&cli.IntFlag{Name: "blcksz", Value: 0, Hidden: true, Usage: "data page size (default: the backup's pg_control)"},
 	)
 	return &cli.Command{
@@ -159,11 +161,37 @@ func openBackup(c *cli.Command) (*backup.Backup, error) {
 	if len(paths) == 0 {
 		return nil, usageErr("give --backup PATH: the base backup the pages are rebuilt from")
 	}
-	b, err := backup.Open(paths...)
+	b, err := backup.OpenOptions(backup.Options{IndexDir: indexDir(c)}, paths...)
 	if err != nil {
 		return nil, replayError(err)
 	}
 	return b, nil
+}
+
+// cacheDirFlag is --cache-dir, of the commands that open a backup.
+func cacheDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "cache-dir", Usage: "keep in `DIR` what a later run on the same backup reuses: the index of a gzip'd tar (where its members lie, and points inflating can resume from), so that it is not inflated whole again " +
+		"(default: $WALSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/walscope or ~/.cache/walscope; none: keep nothing)"}
+}
+
+// indexDir is where backup.Options.IndexDir points for --cache-dir: its
+// gzip-tar-index directory ("" for none, or when there is no home).
+func indexDir(c *cli.Command) string {
+	dir := c.String("cache-dir")
+	if dir == "" {
+		dir = os.Getenv("WALSCOPE_CACHE_DIR")
+	}
+	if dir == "" {
+		home, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, "walscope")
+	}
+	if dir == "none" {
+		return ""
+	}
+	return filepath.Join(dir, "gzip-tar-index")
 }
 
 // replayRelation replays to the target holding only the blocks --relation

@@ -46,6 +46,7 @@ func rowsCommand() *cli.Command {
 			&cli.StringFlag{Name: "intervalstyle", Usage: "IntervalStyle `STYLE` for copy (default: the backup's configuration; sql always writes postgres)"},
 			&cli.StringFlag{Name: "extra-float-digits", Usage: "extra_float_digits `N` (default: the backup's configuration, else 1; sql always writes exact floats)"},
 			&cli.StringFlag{Name: "memory", Value: "256MB", Usage: "hold at most `SIZE` of pages in memory; more go to a temporary file"},
+			cacheDirFlag(),
 			&cli.StringFlag{Name: "catalog", Usage: "without --backup: the relations' columns and types from `FILE`, made on the database by walscope rows --catalog-query | psql -XAtq -d DB -o FILE (plain, or compressed with zstd or gzip; without it, from the catalog pages the WAL read shows, when it shows all that is needed)"},
 			&cli.BoolFlag{Name: "catalog-query", Usage: "print the query that makes the --catalog file, and exit"},
 			&cli.StringFlag{Name: "start-lsn", Usage: "without --backup: start reading the WAL at `LSN` (default: its first segment)"},

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/walscope/walscope/internal/pgtest"
 	"github.com/walscope/walscope/internal/testwal"
@@ -222,6 +223,46 @@ func TestRowsCopyAndErrors(t *testing.T) {
 	// a wrong setting flag is said before the WAL is read
 	if _, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", fmt.Sprint(drop.XID), "--intervalstyle", "nonsense", archive); code != 2 || !strings.Contains(stderr, "--intervalstyle") {
 		t.Errorf("a wrong --intervalstyle: exit %d, %s", code, stderr)
+	}
+}
+
+// TestRowsCacheDir: --cache-dir D keeps the index of the backup's
+// base.tar.gz in D/gzip-tar-index; the next run on it reads it (the
+// file's time of use moves) and prints the same rows, which are those a
+// run keeping nothing prints (--cache-dir none, nothing made).
+func TestRowsCacheDir(t *testing.T) {
+	base, archive, _, facts := rowsFixture(t, t.TempDir())
+	x := fmt.Sprint(facts[0].XID)
+	none := filepath.Join(t.TempDir(), "none")
+	t.Chdir(filepath.Dir(none))
+	want, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", x, "--cache-dir", "none", archive)
+	if code != 0 || want == "" {
+		t.Fatalf("--cache-dir none: exit %d, %d bytes: %s", code, len(want), stderr)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("--cache-dir none made %s: %v", none, err)
+	}
+	dir := t.TempDir()
+	for run := range 2 {
+		out, stderr, code := walscope(t, "", "rows", "--backup", base, "--xid", x, "--cache-dir", dir, archive)
+		if code != 0 || out != want {
+			t.Fatalf("run %d with --cache-dir: exit %d, output differs: %s %s", run+1, code, firstDiffLine(out, want), stderr)
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "gzip-tar-index", "*"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("run %d: index files %v (%v)", run+1, files, err)
+		}
+		st, err := os.Stat(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == 1 && time.Since(st.ModTime()) > time.Hour {
+			t.Errorf("the second run did not read the index file (last used %s)", st.ModTime())
+		}
+		long := time.Now().Add(-24 * time.Hour)
+		if err := os.Chtimes(files[0], long, long); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

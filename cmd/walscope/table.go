@@ -33,6 +33,7 @@ func tableCommand() *cli.Command {
 		&cli.StringFlag{Name: "intervalstyle", Usage: "IntervalStyle `STYLE` (default: the backup's configuration)"},
 		&cli.StringFlag{Name: "extra-float-digits", Usage: "extra_float_digits `N` (default: the backup's configuration, else 1)"},
 		&cli.StringFlag{Name: "memory", Value: "256MB", Usage: "hold at most `SIZE` of pages in memory; more go to a temporary file"},
+		cacheDirFlag(),
 	)
 	return &cli.Command{
 		Name:      "table",
