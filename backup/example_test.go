@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/walscope/walscope/backup"
 	"github.com/walscope/walscope/decode"
@@ -58,4 +60,30 @@ func Example() {
 	// block 6 is beyond the end: true
 	// pg_xact/0000: 8192 bytes
 	// an absent file: true
+}
+
+// A gzip'd tar is inflated whole once to find its members (pg_control is
+// the last); with an IndexDir, what that pass learnt is kept there, and the
+// next Open of the same file reads it instead, then inflates only the
+// members asked for, from the resume point before each.
+func ExampleOpenOptions_indexDir() {
+	dir, err := os.MkdirTemp("", "walscope-index-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	opt := backup.Options{IndexDir: dir}
+	for run := 1; run <= 2; run++ {
+		b, err := backup.OpenOptions(opt, "../fixtures/rows/base.tar.gz")
+		if err != nil {
+			log.Fatal(err)
+		}
+		c, _ := b.Control()
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		fmt.Println("run", run, "block size:", c.BlockSize, "index files:", len(files))
+		b.Close()
+	}
+	// Output:
+	// run 1 block size: 8192 index files: 1
+	// run 2 block size: 8192 index files: 1
 }

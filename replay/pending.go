@@ -8,6 +8,7 @@ import (
 
 	"github.com/walscope/walscope/decode"
 	"github.com/walscope/walscope/xlog"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 // PendingBackup is a Backup still being opened on another goroutine: a
@@ -21,6 +22,7 @@ import (
 // builds made otherwise): the caller compares it with the opened backup's
 // and replays again if they differ.
 type PendingBackup struct {
+	cores     stream.Cores // the run's, one taken while opening (OpenBackupAhead)
 	start     xlog.LSN
 	blockSize uint32
 	done      chan struct{}
@@ -33,10 +35,19 @@ type PendingBackup struct {
 // being opened, which starts at start (its label's START WAL LOCATION,
 // backup.ReadLabel) and whose blocks are taken to be blockSize bytes until
 // it is open (Opened then tells its own): a replay given it runs meanwhile.
-func OpenBackupAhead(start xlog.LSN, blockSize uint32, open func() (*backup.Backup, error)) *PendingBackup {
+// The opening takes one of cores (when one is free; nil: none) until it
+// is done, and a replay given the backup reads its WAL on the others, as
+// any other stream of the run given cores does (rows.StartPrescan): the
+// inflating of a compressed tar, on one goroutine, keeps a core to itself.
+func OpenBackupAhead(start xlog.LSN, blockSize uint32, cores stream.Cores, open func() (*backup.Backup, error)) *PendingBackup {
 	p := NewPendingBackup(start, blockSize)
+	p.cores = cores
+	took := cores.TryTake()
 	go func() {
 		b, err := open()
+		if took {
+			cores.Give()
+		}
 		if err != nil {
 			p.Set(nil, err)
 			return

@@ -261,7 +261,11 @@ func (r *Replay) runSpans(start xlog.LSN) error {
 	opts := r.cfg.Options
 	opts.Start = start
 	workers := r.cfg.Workers
-	st, err := stream.Open(r.cfg.WAL, stream.Config{Reader: opts, Workers: workers, SpanBytes: r.cfg.spanBytes})
+	var cores stream.Cores // shared with a backup still being opened (OpenBackupAhead)
+	if p, ok := r.cfg.Backup.(*PendingBackup); ok {
+		cores = p.cores
+	}
+	st, err := stream.Open(r.cfg.WAL, stream.Config{Reader: opts, Workers: workers, SpanBytes: r.cfg.spanBytes, Cores: cores})
 	if err != nil {
 		return err
 	}

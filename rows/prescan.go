@@ -44,7 +44,7 @@ func prescan(cfg Config, toastLater bool) (hold map[decode.RelFileLocator]bool, 
 		}
 	} else {
 		prescanReadings.Add(1)
-		found, err = prescanWAL(cfg.WAL, opts, int(cfg.Backup.BlockSize()), cfg.XID, prescanSpanBytes, nil)
+		found, err = prescanWAL(cfg.WAL, opts, int(cfg.Backup.BlockSize()), cfg.XID, prescanSpanBytes, nil, nil)
 	}
 	if err != nil || found == nil {
 		return nil, nil, 0, false, false, err
@@ -86,7 +86,9 @@ type Prescan struct {
 // starts at start with pages of blockSize bytes and Config's Options and
 // XID are opts and x (Config.WAL must be wal), else reads again. Stop
 // ends it early; it must be called when Open is not (an error before).
-func StartPrescan(wal xlog.Source, opts xlog.Options, x xlog.XID, start xlog.LSN, blockSize uint32) *Prescan {
+// Its spans share cores (nil: none) with the run's other work
+// (replay.OpenBackupAhead).
+func StartPrescan(wal xlog.Source, opts xlog.Options, x xlog.XID, start xlog.LSN, blockSize uint32, cores stream.Cores) *Prescan {
 	if blockSize == 0 {
 		blockSize = 8192
 	}
@@ -94,7 +96,7 @@ func StartPrescan(wal xlog.Source, opts xlog.Options, x xlog.XID, start xlog.LSN
 	p := &Prescan{opts: opts, xid: x, blockSize: blockSize, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		p.found, p.err = prescanWAL(wal, opts, int(blockSize), x, prescanSpanBytes, &p.stop)
+		p.found, p.err = prescanWAL(wal, opts, int(blockSize), x, prescanSpanBytes, cores, &p.stop)
 	}()
 	return p
 }
@@ -142,18 +144,18 @@ type prescanFound struct {
 // a subtransaction before any end of x.
 //
 // A stop set ends the reading early (nil, nil).
-func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, spanBytes int, stop *atomic.Bool) (*prescanFound, error) {
+func prescanWAL(wal xlog.Source, opts xlog.Options, blockSize int, x xlog.XID, spanBytes int, cores stream.Cores, stop *atomic.Bool) (*prescanFound, error) {
 	if opts.Index == nil {
 		opts.Index = xlog.NewSegmentIndex() // one for every reader here
 	}
-	s, err := stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes})
+	s, err := stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes, Cores: cores})
 	if err != nil {
 		return nil, nil // the replay reports it, positioned
 	}
 	from := s.Start()
 	if later := prescanStart(wal, opts, s.Spans(), x, stop); later != 0 {
 		opts.Start, from = later, later
-		if s, err = stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes}); err != nil {
+		if s, err = stream.Open(wal, stream.Config{Reader: opts, SpanBytes: spanBytes, Cores: cores}); err != nil {
 			return nil, nil
 		}
 	}

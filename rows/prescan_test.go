@@ -212,7 +212,7 @@ func TestPrescanSpansEqualSequential(t *testing.T) {
 		held, subErrs, notFound, later := 0, 0, 0, 0
 		for _, x := range xids {
 			want, wantErr := prescanSequential(in.wal, in.opts, in.block, x)
-			got, gotErr := prescanWAL(in.wal, in.opts, in.block, x, in.segBytes, nil)
+			got, gotErr := prescanWAL(in.wal, in.opts, in.block, x, in.segBytes, nil, nil)
 			if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
 				t.Errorf("%s xid %d: error %v, one reader's %v", in.name, x, gotErr, wantErr)
 				continue
@@ -308,7 +308,7 @@ func TestStartPrescan(t *testing.T) {
 			blockSize uint32
 			readings  int64
 		}{{"ahead", label.StartLSN, 0, 0}, {"other block size", label.StartLSN, 4096, 1}, {"other start", label.StartLSN + 0x1000, 0, 1}} {
-			pre := StartPrescan(wal, opts, x, c.start, c.blockSize)
+			pre := StartPrescan(wal, opts, x, c.start, c.blockSize, nil)
 			got, n := changes(x, pre)
 			if !slices.Equal(got, want) || n != c.readings {
 				t.Errorf("xid %d, %s: %d changes (%d readings in Open), alone %d: equal %v", x, c.name, len(got), n, len(want), slices.Equal(got, want))
@@ -331,7 +331,7 @@ func TestStartPrescan(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			p.Set(replay.OpenBackup(b), nil)
 		}()
-		res, err := Changes(Config{Backup: p, WAL: wal, Options: opts, XID: x, Prescan: StartPrescan(wal, opts, x, label.StartLSN, 0)})
+		res, err := Changes(Config{Backup: p, WAL: wal, Options: opts, XID: x, Prescan: StartPrescan(wal, opts, x, label.StartLSN, 0, stream.NewCores())})
 		if err != nil {
 			t.Fatalf("xid %d, backup pending: %v", x, err)
 		}
@@ -351,7 +351,7 @@ func TestStartPrescan(t *testing.T) {
 		// 804, 812 and 823 are replayed again here)
 		t.Errorf("no replay run again for a TOAST file: the check after the replay is not tried")
 	}
-	pre := StartPrescan(wal, opts, facts[0], label.StartLSN, 0)
+	pre := StartPrescan(wal, opts, facts[0], label.StartLSN, 0, nil)
 	pre.Stop()
 	pre.Stop()
 	t.Logf("%d changes equal with the prescan started ahead", compared)

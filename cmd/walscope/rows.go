@@ -22,6 +22,7 @@ import (
 	"github.com/walscope/walscope/typeout"
 	"github.com/walscope/walscope/xlog"
 	"github.com/walscope/walscope/xlog/archive"
+	"github.com/walscope/walscope/xlog/stream"
 )
 
 func rowsCommand() *cli.Command {
@@ -136,14 +137,20 @@ func rowsAction(c *cli.Command) error {
 			if l, err := backup.ReadLabel(paths[0]); err == nil {
 				if src, err := archive.Open(c.Args().Slice()...); err == nil {
 					cfg.WAL = src
-					cfg.Prescan = rows.StartPrescan(src, cfg.Options, cfg.XID, l.StartLSN, 0)
-					defer cfg.Prescan.Stop()
+					// the prescan's and the replay's readers share the
+					// cores with the opening of a compressed tar, which
+					// keeps one (replay.OpenBackupAhead)
+					// (taken first, before the prescan's readers take
+					// them all)
+					cores := stream.NewCores()
 					if backup.InflatesToEnd(paths[0]) {
 						// not a directory, which opens at once and then
 						// gives its TOAST files to hold from the start;
 						// BLCKSZ taken as PostgreSQL's default until open
-						pending = replay.OpenBackupAhead(l.StartLSN, 8192, func() (*backup.Backup, error) { return openBackup(c) })
+						pending = replay.OpenBackupAhead(l.StartLSN, 8192, cores, func() (*backup.Backup, error) { return openBackup(c) })
 					}
+					cfg.Prescan = rows.StartPrescan(src, cfg.Options, cfg.XID, l.StartLSN, 0, cores)
+					defer cfg.Prescan.Stop()
 				}
 			}
 		}

@@ -437,6 +437,59 @@ func TestBoundedLookAhead(t *testing.T) {
 	}
 }
 
+// TestCoresShared: a stream given Cores reads at most as many spans at
+// once as there are tokens not taken by other work: with 3 tokens, 3
+// Workers and one token taken, never more than 2; given back, 3 again.
+func TestCoresShared(t *testing.T) {
+	var src *xlog.DirSource
+	for _, set := range testwal.Sets(t) {
+		d, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src == nil || len(d.Segments()) > len(src.Segments()) {
+			src = d
+		}
+	}
+	withJobTarget(t, 0) // one job a span
+	cores := make(Cores, 3)
+	s, err := Open(src, Config{Reader: xlog.Options{FollowHistory: true, HeadersOnly: true}, Workers: 3, SpanBytes: 1, Cores: cores})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Spans()) < 6 {
+		t.Fatalf("%d spans", len(s.Spans()))
+	}
+	widest := func() int32 {
+		var now, worst atomic.Int32
+		RunSpans(s, func(info SpanInfo, _ *atomic.Bool) int {
+			n := now.Add(1)
+			for w := worst.Load(); n > w && !worst.CompareAndSwap(w, n); w = worst.Load() {
+			}
+			time.Sleep(20 * time.Millisecond) // the others start meanwhile, if they may
+			now.Add(-1)
+			return info.Index
+		}, func(int, int) bool { return true })
+		return worst.Load()
+	}
+	if !cores.TryTake() {
+		t.Fatal("no core free before the reading")
+	}
+	if w := widest(); w != 2 {
+		t.Errorf("one of 3 cores taken: %d spans read at once, want 2", w)
+	}
+	cores.Give()
+	if w := widest(); w != 3 {
+		t.Errorf("no core taken: %d spans read at once, want 3", w)
+	}
+	if len(cores) != 0 {
+		t.Errorf("%d cores still held after the readings", len(cores))
+	}
+	if Cores(nil).TryTake() {
+		t.Error("nil Cores gave a core")
+	}
+}
+
 // TestNoReadAfterReturn: when the merge stops early, RunSpans returns only
 // once no span is being read any more, so that the caller may close the
 // source.
