@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building walscope:", err)
 		os.Exit(2)
 	}
+	// the index files of the fixtures' gzip tars (table's --cache-dir)
+	// go to the tests' directory, not the user's cache
+	os.Setenv("WALSCOPE_CACHE_DIR", filepath.Join(dir, "cache"))
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
