@@ -89,6 +89,7 @@ type tarEntry struct {
 
 // gzipTarIndex is what an index file holds.
 type gzipTarIndex struct {
+	path    string // the file it was read from (loadGzipTarIndex)
 	id      gzipFileID
 	total   int64 // decompressed bytes of the whole stream
 	entries []tarEntry
@@ -249,6 +250,7 @@ func loadGzipTarIndex(dir string, id gzipFileID) *gzipTarIndex {
 	if err != nil || x.id != id {
 		return nil
 	}
+	x.path = p
 	now := time.Now()
 	os.Chtimes(p, now, now) // recently used: pruned last
 	return x

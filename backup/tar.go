@@ -100,7 +100,7 @@ type tarArchive struct {
 
 	gz            *gzipIndex   // a gzip archive's resume points (gzindex.go)
 	byOff         []*tarMember // its small members not kept by the index pass, by offset (skipTo)
-	fromIndexFile bool         // gz and the members were read from an index file (gzfile.go)
+	fromIndexFile string       // the index file gz and the members were read from (gzfile.go), or ""
 	inflated      int64        // bytes decompressed to extract members (tests)
 }
 
@@ -369,7 +369,7 @@ func (s *tarStore) indexArchive(p, prefix string, budget *int64) (*tarArchive, e
 	if a.comp == compGzip && s.cache.indexDir != "" {
 		if id, err = identify(f, st); err == nil {
 			if x := loadGzipTarIndex(s.cache.indexDir, id); x != nil {
-				a.gz, a.fromIndexFile = &x.gz, true
+				a.gz, a.fromIndexFile = &x.gz, x.path
 				for _, e := range x.entries {
 					if err := s.addMember(a, prefix, &tar.Header{Name: e.name, Linkname: e.link, Size: e.size, Typeflag: e.typ}, e.off, nil, nil); err != nil {
 						f.Close()
@@ -560,7 +560,7 @@ func (s *tarStore) extract(m *tarMember, key string) (*cached, error) {
 		a.zr, a.zc = zr, zc
 	}
 	a.inflated += m.off + m.size - a.zc.n
-	if err := s.skipTo(a, m.off); err != nil {
+	if err := s.skipTo(a, m); err != nil {
 		a.zr.Close()
 		a.zr = nil
 		return nil, errorf(s.backup, a.path, a.zc.n, ErrDamaged, "%s stream: %v", a.comp, unexpected(err))
@@ -574,14 +574,14 @@ func (s *tarStore) extract(m *tarMember, key string) (*cached, error) {
 	return c, nil
 }
 
-// skipTo moves a's stream forward to decompressed offset off, keeping in
+// skipTo moves a's stream forward to member target's data, keeping in
 // the cache the small members it passes (up to stashBudget bytes in all):
 // members the index pass did not keep (the tar was indexed by an earlier
 // run, gzfile.go, or the pass's budget was spent) are asked for in no
 // particular order (the catalogs of a replay: pg_class, then pg_type
 // further on, then pg_attribute before it), and each one behind the
 // stream would cost inflating again from the resume point before it.
-func (s *tarStore) skipTo(a *tarArchive, off int64) error {
+func (s *tarStore) skipTo(a *tarArchive, target *tarMember) error {
 	if a.byOff == nil {
 		for _, m := range s.members {
 			if m.arc == a && m.typ == tar.TypeReg && m.size > 0 && m.size <= memLimit && m.mem == nil {
@@ -593,14 +593,14 @@ func (s *tarStore) skipTo(a *tarArchive, off int64) error {
 	i := sort.Search(len(a.byOff), func(i int) bool { return a.byOff[i].off >= a.zc.n })
 	for ; i < len(a.byOff) && s.stashed < stashBudget; i++ {
 		m := a.byOff[i]
-		if m.off+m.size > off {
+		if m.off+m.size > target.off {
 			break
 		}
 		key := a.path + "\x00" + m.name
 		if s.cache.get(key) != nil {
 			continue
 		}
-		if _, err := io.CopyN(io.Discard, a.zc, m.off-a.zc.n); err != nil {
+		if err := advanceTo(a, m); err != nil {
 			return err
 		}
 		if _, err := s.cache.put(key, a.zc, m.size); err != nil {
@@ -608,8 +608,103 @@ func (s *tarStore) skipTo(a *tarArchive, off int64) error {
 		}
 		s.stashed += m.size
 	}
-	_, err := io.CopyN(io.Discard, a.zc, off-a.zc.n)
+	return advanceTo(a, target)
+}
+
+// errNotItsHeader: the 512 bytes before a member's data, in the stream
+// read from a resume point, are not that member's tar header.
+var errNotItsHeader = errors.New("not its tar header")
+
+// advanceTo moves a's stream forward to member m's data, checking the tar
+// header before it when the stream passes it (its checksum, type and
+// size): members and resume points read from an index file that is not
+// this tar's (gzfile.go), or a resume point kept wrongly, give an error
+// rather than other bytes.
+func advanceTo(a *tarArchive, m *tarMember) error {
+	if at := m.off - 512; at >= a.zc.n {
+		if _, err := io.CopyN(io.Discard, a.zc, at-a.zc.n); err != nil {
+			return err
+		}
+		var h [512]byte
+		if _, err := io.ReadFull(a.zc, h[:]); err != nil {
+			return err
+		}
+		if !isHeaderOf(h[:], m) {
+			err := fmt.Errorf("%w: member %s at offset %d of the tar", errNotItsHeader, m.name, m.off)
+			if a.fromIndexFile != "" {
+				// the next run indexes the tar again
+				os.Remove(a.fromIndexFile)
+				err = fmt.Errorf("%w, by the index file %s an earlier run kept (removed: run again)", err, a.fromIndexFile)
+			}
+			return err
+		}
+	}
+	_, err := io.CopyN(io.Discard, a.zc, m.off-a.zc.n)
 	return err
+}
+
+// isHeaderOf tells whether h is a ustar or GNU tar header block (POSIX
+// 1003.1 ustar: the name at 0 and its prefix at 345, the size at 124, the
+// checksum at 148, the type at 156) of m's name, type and size. A name of
+// 100 bytes or more (kept whole in an extended header before it, the
+// block's own field holding some part of it) and a size in base-256 (over
+// 8 GiB) are not compared.
+func isHeaderOf(h []byte, m *tarMember) bool {
+	if len(m.name) < 100 {
+		name := string(bytes.TrimRight(h[:100], "\x00"))
+		if string(h[257:263]) == "ustar\x00" {
+			if prefix := bytes.TrimRight(h[345:500], "\x00"); len(prefix) > 0 {
+				name = string(prefix) + "/" + name
+			}
+		}
+		if name != m.name {
+			return false
+		}
+	}
+	octal := func(f []byte) (int64, bool) {
+		f = bytes.Trim(f, " \x00")
+		if len(f) == 0 {
+			return 0, false
+		}
+		var v int64
+		for _, c := range f {
+			if c < '0' || c > '7' || v > 1<<58 {
+				return 0, false
+			}
+			v = v<<3 | int64(c-'0')
+		}
+		return v, true
+	}
+	sum, ok := octal(h[148:156])
+	if !ok {
+		return false
+	}
+	var got int64
+	for i, c := range h {
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		got += int64(c)
+	}
+	if got != sum {
+		return false
+	}
+	typ := h[156]
+	if typ == tar.TypeRegA {
+		typ = tar.TypeReg
+	}
+	want := m.typ
+	if want == tar.TypeRegA {
+		want = tar.TypeReg
+	}
+	if typ != want {
+		return false
+	}
+	if h[124]&0x80 != 0 {
+		return true
+	}
+	size, ok := octal(h[124:136])
+	return ok && size == m.size
 }
 
 // prefetch extracts the named members of compressed archives in one pass
