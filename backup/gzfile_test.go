@@ -67,6 +67,24 @@ func openIndexed(t *testing.T, tgz, dir string) (fromFile bool, members map[stri
 	return ts.archives[0].fromIndexFile != "", members, ts.indexSaveErr
 }
 
+// indexedOnce opens tgz once with a new index directory and returns the
+// directory, the one index file made in it and its bytes.
+func indexedOnce(t *testing.T, tgz string) (dir, file string, content []byte) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "index")
+	openIndexed(t, tgz, dir)
+	files := indexFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("index files: %v", files)
+	}
+	file = filepath.Join(dir, files[0])
+	content, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, file, content
+}
+
 // TestGzipIndexFile: the first Open of a pg_basebackup -Ft -z base.tar.gz
 // (fixtures/rows) with an index directory writes one index file; the next
 // Open reads it instead of inflating the tar, and has the same members,
@@ -112,19 +130,9 @@ func TestGzipIndexFile(t *testing.T) {
 // identity inside differs); a changed tar read through a stale index
 // would hand out wrong members.
 func TestGzipIndexFileStale(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "index")
 	tgz := filepath.Join(t.TempDir(), "base.tar.gz")
 	copyFile(t, "../fixtures/rows/base.tar.gz", tgz)
-	openIndexed(t, tgz, dir)
-	files := indexFiles(t, dir)
-	if len(files) != 1 {
-		t.Fatalf("index files: %v", files)
-	}
-	p := filepath.Join(dir, files[0])
-	good, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, p, good := indexedOnce(t, tgz)
 	damage := map[string]func() error{
 		"modification time changed": func() error {
 			when := time.Now().Add(-time.Hour)
@@ -283,18 +291,8 @@ func FuzzIndexFile(f *testing.F) {
 // rather than the other member's bytes, and the file is removed: the next
 // Open indexes the tar again and reads the member right.
 func TestGzipIndexFileWrong(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "index")
 	tgz := "../fixtures/rows/base.tar.gz"
-	openIndexed(t, tgz, dir)
-	files := indexFiles(t, dir)
-	if len(files) != 1 {
-		t.Fatalf("index files: %v", files)
-	}
-	p := filepath.Join(dir, files[0])
-	good, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, p, good := indexedOnce(t, tgz)
 	x, err := decodeGzipTarIndex(good)
 	if err != nil {
 		t.Fatal(err)

@@ -380,11 +380,9 @@ func TestCheckJoin(t *testing.T) {
 	}
 }
 
-// TestBoundedLookAhead: however slow the merging, at most Workers+1 jobs
-// are read but not yet merged; the jobs cover the planned spans in order,
-// one each or several where they read fast.
-func TestBoundedLookAhead(t *testing.T) {
-	// the set with the most segments
+// mostSegments is the archive of the test set with the most segments.
+func mostSegments(t *testing.T) *xlog.DirSource {
+	t.Helper()
 	var src *xlog.DirSource
 	for _, set := range testwal.Sets(t) {
 		d, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
@@ -395,7 +393,14 @@ func TestBoundedLookAhead(t *testing.T) {
 			src = d
 		}
 	}
-	s, err := Open(src, Config{Reader: xlog.Options{FollowHistory: true, HeadersOnly: true}, Workers: 2, SpanBytes: 1})
+	return src
+}
+
+// TestBoundedLookAhead: however slow the merging, at most Workers+1 jobs
+// are read but not yet merged; the jobs cover the planned spans in order,
+// one each or several where they read fast.
+func TestBoundedLookAhead(t *testing.T) {
+	s, err := Open(mostSegments(t), Config{Reader: xlog.Options{FollowHistory: true, HeadersOnly: true}, Workers: 2, SpanBytes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,32 +446,27 @@ func TestBoundedLookAhead(t *testing.T) {
 // once as there are tokens not taken by other work: with 3 tokens, 3
 // Workers and one token taken, never more than 2; given back, 3 again.
 func TestCoresShared(t *testing.T) {
-	var src *xlog.DirSource
-	for _, set := range testwal.Sets(t) {
-		d, err := xlog.OpenDir(filepath.Join(testwal.Extract(t, set), "archive"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if src == nil || len(d.Segments()) > len(src.Segments()) {
-			src = d
-		}
-	}
 	withJobTarget(t, 0) // one job a span
 	cores := make(Cores, 3)
-	s, err := Open(src, Config{Reader: xlog.Options{FollowHistory: true, HeadersOnly: true}, Workers: 3, SpanBytes: 1, Cores: cores})
+	s, err := Open(mostSegments(t), Config{Reader: xlog.Options{FollowHistory: true, HeadersOnly: true}, Workers: 3, SpanBytes: 1, Cores: cores})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Spans()) < 6 {
 		t.Fatalf("%d spans", len(s.Spans()))
 	}
-	widest := func() int32 {
+	// each read waits (a while at most: the last spans are fewer) until
+	// want are being read, so that as many start as may
+	widest := func(want int32) int32 {
 		var now, worst atomic.Int32
 		RunSpans(s, func(info SpanInfo, _ *atomic.Bool) int {
 			n := now.Add(1)
 			for w := worst.Load(); n > w && !worst.CompareAndSwap(w, n); w = worst.Load() {
 			}
-			time.Sleep(20 * time.Millisecond) // the others start meanwhile, if they may
+			for wait := time.Now(); now.Load() < want && time.Since(wait) < 300*time.Millisecond; {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(10 * time.Millisecond) // one more starts meanwhile, if it may
 			now.Add(-1)
 			return info.Index
 		}, func(int, int) bool { return true })
@@ -475,11 +475,11 @@ func TestCoresShared(t *testing.T) {
 	if !cores.TryTake() {
 		t.Fatal("no core free before the reading")
 	}
-	if w := widest(); w != 2 {
+	if w := widest(2); w != 2 {
 		t.Errorf("one of 3 cores taken: %d spans read at once, want 2", w)
 	}
 	cores.Give()
-	if w := widest(); w != 3 {
+	if w := widest(3); w != 3 {
 		t.Errorf("no core taken: %d spans read at once, want 3", w)
 	}
 	if len(cores) != 0 {
