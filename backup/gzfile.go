@@ -149,7 +149,9 @@ func decodeGzipTarIndex(b []byte) (*gzipTarIndex, error) {
 	copy(x.id.tail[:], d.bytes(sha256.Size))
 	x.total = d.offset(1 << 62)
 	n := d.count(indexMaxMembers)
-	x.entries = make([]tarEntry, 0, n)
+	// room for what the bytes left can hold (5 bytes an entry at least),
+	// not for what a damaged count says
+	x.entries = make([]tarEntry, 0, min(n, len(d.b)/5))
 	for i := 0; i < n && d.err == nil; i++ {
 		var e tarEntry
 		e.name = string(d.bytes(d.count(indexMaxName)))

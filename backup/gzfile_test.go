@@ -258,6 +258,12 @@ func FuzzIndexFile(f *testing.F) {
 	enc := sampleIndex().encode(nil)
 	f.Add(enc[:len(enc)-4])
 	f.Add([]byte(indexFileMagic))
+	// a count of members as large as allowed, and no member: no room is
+	// made for 2^24 members (1 GB) on a count's word
+	huge := append([]byte(indexFileMagic), make([]byte, 8+8+2*32)...)
+	huge = binary.AppendUvarint(huge, 1<<40)
+	huge = binary.AppendUvarint(huge, indexMaxMembers)
+	f.Add(huge)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		b := binary.LittleEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 		x, err := decodeGzipTarIndex(b)

@@ -21,13 +21,18 @@ for t in $targets; do
   # which stalls large WAL inputs: bound it.
   if out=$(go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime 200x "$pkg" 2>&1); then
     res=ok
+  elif echo "$out" | grep -q '^    context deadline exceeded$' && ! echo "$out" | grep -q 'Failing input written'; then
+    # Go 1.26's fuzzing coordinator fails a target whose worker is
+    # still running an input when -fuzztime ends (golang/go#75804, fixed
+    # in 1.27): no input failed, none was written
+    res="ok (the deadline race of golang/go#75804, no failing input)"
   else
     res=FAILED; status=1
   fi
   # (none when a seed fails before fuzzing starts: not a reason to stop)
   execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | cut -d' ' -f2 || true)
   echo "$name: $res, ${execs:-0} executions in ${secs}s"
-  [ $res = ok ] || echo "$out" | tail -20
+  if [ "$res" = FAILED ]; then echo "$out" | tail -20; fi
   if [ "$save" = --save-seeds ] && [ -d "$cache/${pkg#./}/$name" ]; then
     mkdir -p "$pkg/testdata/fuzz/$name"
     ls -S -r "$cache/${pkg#./}/$name" | head -20 | while read -r f; do cp "$cache/${pkg#./}/$name/$f" "$pkg/testdata/fuzz/$name/"; done
