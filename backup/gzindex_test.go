@@ -52,7 +52,7 @@ func gzipOracle(t *testing.T, tgz string, opt Options) (*tarArchive, int64) {
 		restart += ts.members[n].off + ts.members[n].size
 	}
 	a := ts.archives[0]
-	t.Logf("%s: %d members > %d bytes identical to tar -x's, read last first: %d resume points, %d bytes decompressed (%d restarting from the beginning)",
+	t.Logf("%s: %d members not kept by the index pass (of more than %d bytes, or every one read through an index file) identical to tar -x's, read last first: %d resume points, %d bytes decompressed (%d restarting from the beginning)",
 		filepath.Base(tgz), len(names), memLimit, len(a.gz.points), a.inflated, restart)
 	return a, restart
 }
@@ -73,7 +73,8 @@ func TestGzipResumePoints(t *testing.T) {
 
 // TestGzipMembers: the same tar split in three and each part compressed by
 // gzip(1), concatenated (a gzip file of three members, which gzip -d and
-// tar read as one stream): resume points in the later members too.
+// tar read as one stream): resume points in the later members too, and
+// read back from an index file.
 func TestGzipMembers(t *testing.T) {
 	raw, err := exec.Command("gzip", "-dc", "../fixtures/rows/base.tar.gz").Output()
 	if err != nil {
@@ -101,6 +102,13 @@ func TestGzipMembers(t *testing.T) {
 	}
 	if len(members) < 3 {
 		t.Errorf("resume points in %d of the 3 gzip members", len(members))
+	}
+	// and through an index file kept by a first Open: the points of
+	// every gzip member read back, each member of the tar tar -x's
+	dir := t.TempDir()
+	gzipOracle(t, p, Options{IndexDir: dir})
+	if a, _ := gzipOracle(t, p, Options{IndexDir: dir}); a.fromIndexFile == "" {
+		t.Error("the second Open did not read the index file")
 	}
 }
 
