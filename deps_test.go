@@ -35,8 +35,8 @@ var allowed = map[string][]string{
 	"whatif":               {"xlog", "xlog/stream", "decode", "rmgr", "pass", "stats", "verify"},
 	"replay":               {"xlog", "xlog/stream", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "backup"},                 // pages, commit state and catalogs as of a recovery target (issue 26); xlog/stream: its WAL read on every core
 	"table":                {"xlog", "decode", "rmgr", "heap", "xactstate", "catalog", "tuple", "typeout", "backup", "replay", "export"}, // rows of a relation as of a target (issue 27); export: --format parquet
-	"backup":               {"xlog", "decode"},
-	"xactstate":            {"xlog", "decode", "rmgr"}, // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
+	"backup":               {"xlog", "decode", "internal/outfile"},                                                                       // internal/outfile: the index files of gzip tars written as outputs are
+	"xactstate":            {"xlog", "decode", "rmgr"},                                                                                   // commit state as of an LSN: pg_xact, pg_subtrans, pg_multixact, pg_twophase advanced by the WAL (issue 26)
 	"format":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "backup"},
 	"report":               {"xlog", "decode", "rmgr", "stats", "verify", "names", "incident", "whatif", "format", "growth"},
 	"export":               {"xlog", "xlog/archive", "decode", "rmgr", "stats", "names", "whatif", "internal/outfile"}, // whatif: the checkpoint spacing estimate of the growth aggregate

@@ -65,8 +65,8 @@ type Options struct {
 	// the same file reads it instead of inflating the whole tar again.
 	// A file is the same when its size, modification time and the
 	// content of its first and last 64 KiB are; the directory keeps the
-	// 64 most recently used index files (at most 8 MiB each). "" keeps
-	// none.
+	// 64 most recently used index files (at most 32 MiB each, 512 MiB in
+	// all). "" keeps none.
 	IndexDir string
 }
 

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/walscope/walscope/internal/outfile"
 )
 
 // A gzip tar's index kept between runs (Options.IndexDir): what the one
@@ -36,6 +38,7 @@ import (
 const (
 	indexFileMagic  = "walscope gzip tar index 1\n"
 	indexFileSuffix = ".gztar-index"
+	indexTempPrefix = ".tmp-gztar-index-" // a file being written
 	indexEndsBytes  = 64 << 10
 	indexFilesKept  = 64
 	indexBytesKept  = 512 << 20
@@ -128,7 +131,7 @@ func (x *gzipTarIndex) encode(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(len(p.cp.Window)))
 		b = append(b, p.cp.Window...)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32c))
 }
 
 // decodeGzipTarIndex reads an index file's bytes; errIndexFile for
@@ -138,7 +141,7 @@ func decodeGzipTarIndex(b []byte) (*gzipTarIndex, error) {
 		return nil, errIndexFile
 	}
 	body := b[:len(b)-4]
-	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+	if crc32.Checksum(body, crc32c) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return nil, errIndexFile
 	}
 	d := indexDecoder{b: body[len(indexFileMagic):]}
@@ -265,19 +268,23 @@ func saveGzipTarIndex(dir string, x *gzipTarIndex) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*"+indexFileSuffix)
+	// tracked by outfile: a run interrupted meanwhile (SIGINT, SIGTERM)
+	// removes it; not synced: a file cut by a crash fails its CRC-32C
+	// and is made again
+	tmp, name, err := outfile.CreateTemp(dir, indexTempPrefix)
 	if err != nil {
 		return err
 	}
+	defer outfile.Untrack(name)
 	_, err = tmp.Write(x.encode(nil))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, x.id.name()))
+		err = outfile.Guard(func() error { return os.Rename(name, filepath.Join(dir, x.id.name())) })
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		os.Remove(name)
 		return err
 	}
 	pruneIndexDir(dir, indexFilesKept, indexBytesKept)
@@ -300,14 +307,15 @@ func pruneIndexDir(dir string, files int, bytes int64) {
 	var ks []kept
 	for _, e := range ents {
 		n := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(n, indexFileSuffix) {
+		temp := strings.HasPrefix(n, indexTempPrefix)
+		if !e.Type().IsRegular() || !temp && !strings.HasSuffix(n, indexFileSuffix) {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil {
 			continue
 		}
-		if strings.HasPrefix(n, ".tmp-") {
+		if temp {
 			if time.Since(info.ModTime()) > time.Hour {
 				os.Remove(filepath.Join(dir, n))
 			}

@@ -205,15 +205,15 @@ func TestPruneIndexDir(t *testing.T) {
 	}
 	write("notes.txt", 10, 10*time.Hour)
 	write("old"+indexFileSuffix+".bak", 10, 10*time.Hour)
-	write(".tmp-1"+indexFileSuffix, 10, 2*time.Hour)
-	write(".tmp-2"+indexFileSuffix, 10, time.Minute)
+	write(indexTempPrefix+"1", 10, 2*time.Hour)
+	write(indexTempPrefix+"2", 10, time.Minute)
 	pruneIndexDir(dir, 4, 1<<20)
-	want := []string{".tmp-2" + indexFileSuffix, "a" + indexFileSuffix, "b" + indexFileSuffix, "c" + indexFileSuffix, "d" + indexFileSuffix, "notes.txt", "old" + indexFileSuffix + ".bak"}
+	want := []string{indexTempPrefix + "2", "a" + indexFileSuffix, "b" + indexFileSuffix, "c" + indexFileSuffix, "d" + indexFileSuffix, "notes.txt", "old" + indexFileSuffix + ".bak"}
 	if got := indexFiles(t, dir); !slices.Equal(got, want) {
 		t.Errorf("by count: %v, want %v", got, want)
 	}
 	pruneIndexDir(dir, 4, 250)
-	want = []string{".tmp-2" + indexFileSuffix, "a" + indexFileSuffix, "b" + indexFileSuffix, "notes.txt", "old" + indexFileSuffix + ".bak"}
+	want = []string{indexTempPrefix + "2", "a" + indexFileSuffix, "b" + indexFileSuffix, "notes.txt", "old" + indexFileSuffix + ".bak"}
 	if got := indexFiles(t, dir); !slices.Equal(got, want) {
 		t.Errorf("by bytes: %v, want %v", got, want)
 	}
@@ -265,7 +265,7 @@ func FuzzIndexFile(f *testing.F) {
 	huge = binary.AppendUvarint(huge, indexMaxMembers)
 	f.Add(huge)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		b := binary.LittleEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+		b := binary.LittleEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, crc32c))
 		x, err := decodeGzipTarIndex(b)
 		if err != nil {
 			return
